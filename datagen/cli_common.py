@@ -1,0 +1,57 @@
+"""Shared CLI plumbing: the --warehouse option and one-line errors for user mistakes."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Annotated, Callable, Optional
+
+import typer
+
+WarehouseOpt = Annotated[
+    Optional[Path],
+    typer.Option("--warehouse", "-w", envvar="DATAGEN_WAREHOUSE",
+                 help="Warehouse directory. Default: $DATAGEN_WAREHOUSE, else "
+                      "~/.local/share/datagen/warehouse."),
+]
+
+
+class UserError(Exception):
+    """A mistake the user can fix; the CLI prints its message on one line and exits 2."""
+
+
+def fail(message: str, code: int = 2) -> "typer.Exit":
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def user_errors(fn: Callable) -> Callable:
+    """Turn user mistakes (bad input, bad warehouse) into one line on stderr, no traceback."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from warehouse.errors import WarehouseError
+        try:
+            return fn(*args, **kwargs)
+        except (UserError, WarehouseError, FileNotFoundError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise fail(first) from None
+        except KeyboardInterrupt:
+            typer.echo("interrupted", err=True)
+            raise typer.Exit(130) from None
+    return wrapper
+
+
+def open_warehouse(path: Optional[Path], *, create: bool = True, read_only: bool = False,
+                   snapshot: int | None = None):
+    import warehouse
+    return warehouse.open(path, create=create, read_only=read_only, snapshot=snapshot)
+
+
+def stderr_console():
+    from rich.console import Console
+    return Console(stderr=True)
+
+
+def is_tty() -> bool:
+    return sys.stderr.isatty()

@@ -1,0 +1,92 @@
+"""The trainer's thin API layer (AReaL-lite style): records and engine protocols, no logic.
+
+Engines implement these protocols; algorithms pass their loss into `TrainEngine.train_batch`,
+so the engine never knows the algorithm.
+
+Tensor alignment convention used everywhere in `training/`:
+a batch is a dict of tensors of shape [B, T] over the full sequence (prompt + completion,
+right-padded). `loss_mask[b, t] = 1` where `input_ids[b, t]` is a completion token.
+`logprobs[b, t] = log p(input_ids[b, t] | input_ids[b, :t])` (position 0 holds 0), so
+per-token logprobs of completion tokens line up with `loss_mask` directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+
+Batch = Mapping[str, Any]  # str -> torch.Tensor [B, T] (or [B] for per-sequence values)
+# loss_fn(logprobs [B, T] with grad, batch) -> (scalar loss, stats dict of floats)
+LossFn = Callable[[Any, Batch], "tuple[Any, dict[str, float]]"]
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    prompt_ids: list[int]
+    max_new_tokens: int
+    temperature: float = 1.0
+    top_p: float = 1.0
+    stop_token_ids: tuple[int, ...] = ()
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    """Token-level output. `output_versions[i]` is the policy version that produced token i."""
+
+    prompt_ids: list[int]
+    output_ids: list[int]
+    output_logprobs: list[float]
+    output_versions: list[int]
+    finish_reason: str  # "stop" | "length"
+    n_interruptions: int = 0
+
+
+@dataclass
+class Trajectory:
+    """One finished episode, ready to be trained on (or rejected by the controller)."""
+
+    question_id: str
+    prompt_ids: list[int]
+    output_ids: list[int]
+    output_logprobs: list[float]     # behaviour-policy logprobs, one per output token
+    output_versions: list[int]       # policy version per output token
+    reward: float
+    start_version: int               # policy version when the episode was admitted
+    group_id: str = ""
+    n_turns: int = 1
+    text: str = ""
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class InferenceEngine(Protocol):
+    """Async token-level generation with weight updates that interrupt generation in flight."""
+
+    @property
+    def version(self) -> int: ...
+
+    async def agenerate(self, request: GenerationRequest) -> GenerationResult: ...
+
+    async def update_weights(self, version: int, path: str) -> None: ...
+
+    async def pause(self) -> None: ...
+
+    async def resume(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class TrainEngine(Protocol):
+    """A training backend (DeepSpeed). Knows models and optimizers, not algorithms."""
+
+    def forward_logprobs(self, batch: Batch) -> Any: ...
+
+    def train_batch(self, batch: Batch, loss_fn: LossFn) -> dict[str, float]: ...
+
+    def export_weights(self, path: str) -> None: ...
+
+    def save(self, path: str, trainer_state: dict[str, Any]) -> None: ...
+
+    def load(self, path: str) -> dict[str, Any]: ...

@@ -1,0 +1,438 @@
+"""The warehouse: a thin layer over DuckLake (DuckDB + Parquet + a catalog).
+
+DuckLake gives atomic multi-table commits, snapshots and time travel; this module
+only adds the table schemas, retry-on-conflict for concurrent writers, run lineage
+and clear errors. It never writes its own manifest or commit protocol.
+
+Layout of a warehouse directory (default SQLite catalog):
+
+    W/WAREHOUSE.json     marker: format name and version, catalog and data path
+    W/catalog.sqlite     the DuckLake catalog (metadata, snapshots)
+    W/data/              Parquet data files written by DuckLake
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import random
+import re
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import pyarrow as pa
+
+from warehouse import errors
+from warehouse.schema import (
+    RECORD_TYPES, TRAIN_READY_SQL, Record, RunRecord, to_arrow, utcnow,
+)
+
+log = logging.getLogger(__name__)
+
+FORMAT_NAME = "hardqa-warehouse"
+FORMAT_VERSION = 1
+MARKER = "WAREHOUSE.json"
+LAKE = "lake"
+
+# Errors that mean "another writer got there first": roll back and try again.
+_RETRYABLE = ("database is locked", "conflict", "Failed to flush changes",
+              "could not serialize", "busy")
+
+_SECRET_KEY = re.compile(r"(api[_-]?key|token|password|passwd|secret|credential|auth)", re.I)
+_URL_CREDS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@", re.I)
+
+
+def default_warehouse_path() -> Path:
+    """`DATAGEN_WAREHOUSE`, else a per-user data folder (never ./warehouse, the package)."""
+    env = os.environ.get("DATAGEN_WAREHOUSE")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "datagen" / "warehouse"
+
+
+def redact(value: Any) -> Any:
+    """Replace secrets (API keys, tokens, passwords, URL credentials) before storing a config."""
+    if isinstance(value, dict):
+        return {k: ("***REDACTED***" if _SECRET_KEY.search(str(k)) and v not in (None, "")
+                    else redact(v)) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact(v) for v in value]
+    if isinstance(value, str):
+        return _URL_CREDS.sub(r"\g<scheme>***REDACTED***@", value)
+    return value
+
+
+def code_version() -> str:
+    """The git commit of the code when run from a checkout, else the package version."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        out = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, timeout=5)
+        if out.returncode == 0 and out.stdout.strip():
+            return "git:" + out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        from importlib.metadata import version
+        return "hardqa " + version("hardqa")
+    except Exception:  # noqa: BLE001 - metadata is optional
+        return "unknown"
+
+
+def arrow_to_sql_type(t: pa.DataType) -> str:
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "VARCHAR"
+    if pa.types.is_int64(t):
+        return "BIGINT"
+    if pa.types.is_int32(t):
+        return "INTEGER"
+    if pa.types.is_floating(t):
+        return "DOUBLE"
+    if pa.types.is_boolean(t):
+        return "BOOLEAN"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMPTZ" if t.tz else "TIMESTAMP"
+    if pa.types.is_list(t):
+        return arrow_to_sql_type(t.value_type) + "[]"
+    if pa.types.is_struct(t):
+        inner = ", ".join(f"{f.name} {arrow_to_sql_type(f.type)}" for f in t)
+        return f"STRUCT({inner})"
+    raise TypeError(f"no SQL type for Arrow type {t}")
+
+
+def _load_extensions(con) -> None:
+    from duckdb_extensions import import_extension
+    for name in ("ducklake", "sqlite"):
+        import_extension(name, con=con)
+        con.execute(f"LOAD {name}")
+
+
+@dataclass(frozen=True)
+class WarehouseLocation:
+    """Where the catalog and the data files live. A team points both elsewhere."""
+
+    root: Path
+    catalog: str          # DuckLake metadata spec, e.g. "sqlite:/w/catalog.sqlite" or "postgres:dbname=..."
+    data_path: str        # local folder or object-storage prefix (s3://bucket/prefix/)
+
+    @classmethod
+    def for_root(cls, root: Path, catalog: str | None = None,
+                 data_path: str | None = None) -> "WarehouseLocation":
+        return cls(root=root,
+                   catalog=catalog or f"sqlite:{root / 'catalog.sqlite'}",
+                   data_path=data_path or str(root / "data") + "/")
+
+    def attach_sql(self, alias: str = LAKE, read_only: bool = False,
+                   snapshot: int | None = None) -> str:
+        opts = [f"DATA_PATH '{self.data_path}'"]
+        if read_only:
+            opts.append("READ_ONLY")
+        if snapshot is not None:
+            opts.append(f"SNAPSHOT_VERSION {int(snapshot)}")
+        return f"ATTACH 'ducklake:{self.catalog}' AS {alias} ({', '.join(opts)})"
+
+
+class Warehouse:
+    """An open warehouse. Use `warehouse.open(path)` to get one."""
+
+    def __init__(self, location: WarehouseLocation, read_only: bool = False,
+                 snapshot: int | None = None, max_retries: int = 30):
+        import duckdb
+        self.location = location
+        self.root = location.root
+        self.read_only = read_only
+        self.max_retries = max_retries
+        self.con = duckdb.connect(":memory:")
+        self.con.execute("SET TimeZone='UTC'")
+        _load_extensions(self.con)
+        if location.catalog.startswith("postgres"):
+            from duckdb_extensions import import_extension
+            import_extension("postgres", con=self.con)
+            self.con.execute("LOAD postgres")
+        try:
+            self.con.execute(location.attach_sql(read_only=read_only, snapshot=snapshot))
+        except duckdb.Error as exc:
+            raise errors.CorruptWarehouse(
+                f"cannot open the catalog of warehouse {self.root}: {exc}") from exc
+
+    # ---- lifecycle -------------------------------------------------------------------
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.con.close()
+
+    def __enter__(self) -> "Warehouse":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---- schema ----------------------------------------------------------------------
+
+    def ensure_schema(self) -> None:
+        """Create missing tables and the train_ready view, and record schema versions."""
+        def create(con):
+            con.execute(f"CREATE TABLE IF NOT EXISTS {LAKE}.schema_versions "
+                        "(table_name VARCHAR, version INTEGER)")
+            known = dict(con.execute(f"SELECT table_name, version FROM {LAKE}.schema_versions").fetchall())
+            for name, rtype in RECORD_TYPES.items():
+                cols = ", ".join(f'"{f.name}" {arrow_to_sql_type(f.type)}' for f in rtype.SCHEMA)
+                con.execute(f"CREATE TABLE IF NOT EXISTS {LAKE}.{name} ({cols})")
+                if name not in known:
+                    con.execute(f"INSERT INTO {LAKE}.schema_versions VALUES (?, ?)",
+                                [name, rtype.SCHEMA_VERSION])
+            con.execute(TRAIN_READY_SQL.format(lake=LAKE))
+        self.commit(create)
+
+    def check_schema(self) -> None:
+        """Raise SchemaMismatch naming the table when the stored schema is not the code's."""
+        tables = {r[0] for r in self.con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = ?",
+            [LAKE]).fetchall()}
+        if "schema_versions" not in tables:
+            raise errors.SchemaMismatch(f"warehouse {self.root} has no schema_versions table; "
+                                        "it was not created by this tool or is damaged")
+        stored = dict(self.con.execute(f"SELECT table_name, version FROM {LAKE}.schema_versions").fetchall())
+        for name, rtype in RECORD_TYPES.items():
+            if name not in tables:
+                raise errors.SchemaMismatch(f"warehouse {self.root}: table {name!r} is missing")
+            if stored.get(name) != rtype.SCHEMA_VERSION:
+                raise errors.SchemaMismatch(
+                    f"warehouse {self.root}: table {name!r} has schema version {stored.get(name)}, "
+                    f"this code expects {rtype.SCHEMA_VERSION}; export it with the old version "
+                    "or create a new warehouse")
+            cols = {r[0]: r[1] for r in self.con.execute(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                "WHERE table_catalog = ? AND table_name = ?", [LAKE, name]).fetchall()}
+            for f in rtype.SCHEMA:
+                if f.name not in cols:
+                    raise errors.SchemaMismatch(
+                        f"warehouse {self.root}: table {name!r} lacks column {f.name!r}")
+
+    # ---- writing ---------------------------------------------------------------------
+
+    def commit(self, fn) -> Any:
+        """Run fn(con) inside one DuckLake transaction; retry with backoff on conflicts.
+
+        Either everything fn wrote becomes visible at once, or nothing does.
+        """
+        import duckdb
+        if self.read_only:
+            raise errors.ReadOnlyViolation(f"warehouse {self.root} was opened read-only")
+        delay = 0.01
+        for attempt in range(self.max_retries):
+            try:
+                self.con.execute("BEGIN TRANSACTION")
+                result = fn(self.con)
+                self.con.execute("COMMIT")
+                return result
+            except duckdb.Error as exc:
+                with contextlib.suppress(duckdb.Error):
+                    self.con.execute("ROLLBACK")
+                if not any(s.lower() in str(exc).lower() for s in _RETRYABLE):
+                    raise
+                log.debug("commit conflict (attempt %d): %s", attempt + 1, exc)
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 1.0)
+        raise errors.CommitConflict(
+            f"warehouse {self.root}: commit still conflicting after {self.max_retries} retries")
+
+    def append(self, records: Sequence[Record] | pa.Table, record_type: type[Record] | None = None,
+               run_id: str | None = None) -> int:
+        """Append one batch to its table in one commit. Returns the number of rows."""
+        with self.transaction() as tx:
+            tx.append(records, record_type, run_id=run_id)
+        return len(records)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator["Transaction"]:
+        """Collect appends to several tables and commit them atomically on exit."""
+        tx = Transaction()
+        yield tx
+        if tx.batches:
+            self.commit(tx.apply)
+
+    # ---- runs (lineage) --------------------------------------------------------------
+
+    def start_run(self, kind: str, config: dict[str, Any] | None = None,
+                  run_id: str | None = None) -> str:
+        run_id = run_id or f"{kind}-{utcnow():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+        rec = RunRecord(run_id=run_id, kind=kind,
+                        config=json.dumps(redact(config or {}), sort_keys=True, default=str),
+                        code_version=code_version(), started_at=utcnow())
+        self.append([rec])
+        return run_id
+
+    def finish_run(self, run_id: str, status: str = "succeeded",
+                   summary: dict[str, Any] | None = None) -> None:
+        def update(con):
+            con.execute(f"UPDATE {LAKE}.runs SET finished_at = ?, status = ?, summary = ? "
+                        "WHERE run_id = ?",
+                        [utcnow(), status, json.dumps(summary or {}, default=str), run_id])
+        self.commit(update)
+
+    @contextlib.contextmanager
+    def run(self, kind: str, config: dict[str, Any] | None = None,
+            run_id: str | None = None) -> Iterator["RunHandle"]:
+        """`with wh.run("crawl", cfg) as run:` ... marks the run succeeded/failed/interrupted."""
+        handle = RunHandle(self.start_run(kind, config, run_id))
+        try:
+            yield handle
+        except KeyboardInterrupt:
+            self.finish_run(handle.run_id, "interrupted", handle.summary)
+            raise
+        except BaseException:
+            self.finish_run(handle.run_id, "failed", handle.summary)
+            raise
+        self.finish_run(handle.run_id, "succeeded", handle.summary)
+
+    # ---- reading (trusted, internal) ------------------------------------------------
+
+    def sql(self, query: str, params: Sequence[Any] | None = None) -> pa.Table:
+        """Run trusted SQL (tables are reachable as plain names) and return Arrow."""
+        self.con.execute(f"USE {LAKE}")
+        try:
+            return self.con.execute(query, params or []).fetch_arrow_table()
+        except Exception as exc:
+            raise _explain_read_error(self, exc) from exc
+
+    def read(self, record_type: type[Record], where: str | None = None,
+             params: Sequence[Any] | None = None) -> list[Record]:
+        cols = ", ".join(f'"{f.name}"' for f in record_type.SCHEMA)
+        query = f"SELECT {cols} FROM {LAKE}.{record_type.TABLE}"
+        if where:
+            query += f" WHERE {where}"
+        table = self.sql(query, params)
+        return [record_type.from_row(r) for r in table.to_pylist()]
+
+    def count(self, table: str) -> int:
+        return self.con.execute(f"SELECT count(*) FROM {LAKE}.{table}").fetchone()[0]
+
+    def snapshots(self) -> list[dict[str, Any]]:
+        return self.sql(f"SELECT * FROM {LAKE}.snapshots() ORDER BY snapshot_id").to_pylist()
+
+    def current_snapshot(self) -> int:
+        return self.con.execute(f"SELECT max(snapshot_id) FROM {LAKE}.snapshots()").fetchone()[0]
+
+
+@dataclass
+class RunHandle:
+    run_id: str
+    summary: dict[str, Any] | None = None
+
+
+class Transaction:
+    """Batches gathered for one atomic commit."""
+
+    def __init__(self) -> None:
+        self.batches: list[tuple[str, pa.Table]] = []
+
+    def append(self, records: Sequence[Record] | pa.Table, record_type: type[Record] | None = None,
+               run_id: str | None = None) -> None:
+        if isinstance(records, pa.Table):
+            if record_type is None:
+                raise TypeError("append(pa.Table) needs record_type")
+            table = records.select(record_type.SCHEMA.names).cast(record_type.SCHEMA)
+        else:
+            records = list(records)
+            if not records:
+                return
+            record_type = record_type or type(records[0])
+            table = to_arrow(records, record_type)
+        if run_id is not None and "run_id" in table.column_names:
+            idx = table.column_names.index("run_id")
+            table = table.set_column(idx, "run_id", pa.array([run_id] * len(table), pa.string()))
+        self.batches.append((record_type.TABLE, table))
+
+    def apply(self, con) -> None:
+        for i, (name, table) in enumerate(self.batches):
+            view = f"_batch_{i}"
+            con.register(view, table)
+            try:
+                con.execute(f"INSERT INTO {LAKE}.{name} BY NAME SELECT * FROM {view}")
+            finally:
+                con.unregister(view)
+
+
+def _explain_read_error(wh: Warehouse, exc: Exception) -> Exception:
+    """Turn a missing/corrupt data file into an error that names the file."""
+    msg = str(exc)
+    m = re.search(r"([\w./\\:-]+\.parquet)", msg)
+    if m and any(s in msg for s in ("No such file", "not found", "Failed to open", "Invalid",
+                                   "magic", "corrupt", "IO Error", "cannot", "too small")):
+        return errors.CorruptWarehouse(
+            f"warehouse {wh.root}: data file {m.group(1)} is missing or corrupt ({msg.splitlines()[0]})")
+    return exc
+
+
+def _read_marker(root: Path) -> dict[str, Any]:
+    marker = root / MARKER
+    try:
+        info = json.loads(marker.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise errors.ForeignWarehouse(
+            f"{root} is not a warehouse of this tool ({MARKER} unreadable: {exc})") from exc
+    if info.get("format") != FORMAT_NAME:
+        raise errors.ForeignWarehouse(f"{root} is not a warehouse of this tool ({MARKER} says "
+                                      f"format {info.get('format')!r})")
+    if info.get("version") != FORMAT_VERSION:
+        raise errors.SchemaMismatch(f"{root}: warehouse format version {info.get('version')}, "
+                                    f"this code reads version {FORMAT_VERSION}")
+    return info
+
+
+def open(path: str | os.PathLike | None = None, *, create: bool = True, read_only: bool = False,
+         snapshot: int | None = None, catalog: str | None = None,
+         data_path: str | None = None) -> Warehouse:
+    """Open (and by default create) the warehouse at `path`.
+
+    `catalog` and `data_path` are only used when creating: a team passes e.g.
+    ``catalog="postgres:dbname=lake host=db"`` and ``data_path="s3://bucket/lake/"``;
+    both are remembered in the marker file. Environment: DATAGEN_CATALOG, DATAGEN_DATA_PATH.
+    """
+    root = Path(path).expanduser() if path is not None else default_warehouse_path()
+    if root.exists() and not root.is_dir():
+        raise errors.ForeignWarehouse(f"{root} is a file, not a warehouse directory")
+    if not (root / MARKER).exists():
+        if root.exists() and any(root.iterdir()):
+            raise errors.ForeignWarehouse(
+                f"{root} exists and is not empty but has no {MARKER}: not a warehouse of this tool")
+        if not create or read_only:
+            raise errors.WarehouseNotFound(
+                f"no warehouse at {root}; create one by running a stage (e.g. `datagen crawl`) "
+                "or pass --warehouse PATH")
+        return _create(root, catalog or os.environ.get("DATAGEN_CATALOG"),
+                       data_path or os.environ.get("DATAGEN_DATA_PATH"))
+    info = _read_marker(root)
+    loc = WarehouseLocation.for_root(root, info.get("catalog"), info.get("data_path"))
+    if loc.catalog.startswith("sqlite:") and not Path(loc.catalog[len("sqlite:"):]).exists():
+        raise errors.CorruptWarehouse(f"warehouse {root}: catalog file {loc.catalog[7:]} is missing")
+    wh = Warehouse(loc, read_only=read_only, snapshot=snapshot)
+    try:
+        wh.check_schema()
+    except Exception:
+        wh.close()
+        raise
+    return wh
+
+
+def _create(root: Path, catalog: str | None, data_path: str | None) -> Warehouse:
+    root.mkdir(parents=True, exist_ok=True)
+    loc = WarehouseLocation.for_root(root, catalog, data_path)
+    if not loc.data_path.startswith(("s3://", "gs://", "az://", "r2://", "http")):
+        Path(loc.data_path).mkdir(parents=True, exist_ok=True)
+    wh = Warehouse(loc)
+    wh.ensure_schema()
+    marker = {"format": FORMAT_NAME, "version": FORMAT_VERSION,
+              "catalog": catalog, "data_path": data_path}
+    tmp = root / (MARKER + ".tmp")
+    tmp.write_text(json.dumps(marker, indent=2))
+    tmp.replace(root / MARKER)  # the marker appears only once the schema exists
+    return wh
