@@ -33,21 +33,14 @@ for module in (cli_warehouse, cli_crawl, cli_train):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit code (testable without a subprocess)."""
+    """Entry point; returns the exit code (testable in-process, without a subprocess)."""
     try:
-        app(args=argv, standalone_mode=False, prog_name="datagen")
-    except typer.Exit as exc:
-        return exc.exit_code
-    except SystemExit as exc:  # click's own usage errors
-        return int(exc.code or 0)
-    except Exception as exc:  # click.ClickException and friends
-        import click
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return exc.exit_code
-        if isinstance(exc, click.exceptions.Abort):
-            return 130
-        raise
+        app(args=argv, prog_name="datagen")
+    except SystemExit as exc:  # Typer/click end every run with SystemExit(code)
+        if exc.code is None or isinstance(exc.code, int):
+            return int(exc.code or 0)
+        print(exc.code, file=sys.stderr)
+        return 1
     return 0
 
 
