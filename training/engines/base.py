@@ -1,0 +1,127 @@
+"""The interruptible generation loop shared by every InferenceEngine.
+
+A request is served as a series of *segments*. Each segment generates under one policy
+version; a weight update pauses the engine, which aborts the segments in flight. Their
+tokens so far are kept, tagged with the version that produced them, and once the engine
+resumes the request is resubmitted as prompt + tokens so far with the remaining budget.
+Backends implement only `_run_segment`, `_abort_all` and `_load_weights`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from training.api import GenerationRequest, GenerationResult
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Segment:
+    """Output of one backend call. `finish_reason` is None when the call was interrupted."""
+
+    ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    finish_reason: str | None = None
+
+
+class InterruptibleEngine:
+    """Implements `training.api.InferenceEngine` on top of a segment-level backend."""
+
+    def __init__(self, version: int = 0):
+        self._version = version
+        self._gate: asyncio.Event | None = None  # set = running; created lazily in the loop
+        self._paused_by_user = False
+        self._update_lock: asyncio.Lock | None = None
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def _events(self) -> tuple[asyncio.Event, asyncio.Lock]:
+        # Created on first use so the engine can be constructed outside an event loop.
+        if self._gate is None:
+            self._gate = asyncio.Event()
+            self._gate.set()
+            self._update_lock = asyncio.Lock()
+        return self._gate, self._update_lock
+
+    async def agenerate(self, request: GenerationRequest) -> GenerationResult:
+        gate, _ = self._events()
+        ids: list[int] = []
+        logprobs: list[float] = []
+        versions: list[int] = []
+        interruptions = 0
+        finish = "length"
+        while len(ids) < request.max_new_tokens:
+            await gate.wait()
+            version = self._version
+            seg = await self._run_segment(
+                list(request.prompt_ids) + ids, request.max_new_tokens - len(ids),
+                request, interruptions)
+            ids += seg.ids
+            logprobs += seg.logprobs
+            versions += [version] * len(seg.ids)
+            if seg.finish_reason is not None:
+                finish = seg.finish_reason
+                break
+            interruptions += 1
+        return GenerationResult(
+            prompt_ids=list(request.prompt_ids), output_ids=ids, output_logprobs=logprobs,
+            output_versions=versions, finish_reason=finish, n_interruptions=interruptions)
+
+    async def pause(self) -> None:
+        """Stop generating: in-flight segments are aborted and wait for `resume`."""
+        self._paused_by_user = True
+        await self._pause()
+
+    async def resume(self) -> None:
+        self._paused_by_user = False
+        await self._resume()
+
+    async def update_weights(self, version: int, path: str) -> None:
+        """Load the checkpoint at `path` as policy `version`, interrupting generation."""
+        _, lock = self._events()
+        async with lock:
+            was_paused = self._paused_by_user
+            await self._pause()
+            await self._load_weights(path)
+            self._version = version
+            if not was_paused:
+                await self._resume()
+        logger.info("inference engine now at policy version %d", version)
+
+    async def _pause(self) -> None:
+        gate, _ = self._events()
+        gate.clear()
+        await self._abort_all()
+
+    async def _resume(self) -> None:
+        gate, _ = self._events()
+        await self._backend_resume()
+        gate.set()
+
+    # --- backend hooks -------------------------------------------------------------
+    async def _run_segment(self, token_ids: list[int], max_new_tokens: int,
+                           request: GenerationRequest, attempt: int) -> Segment:
+        raise NotImplementedError
+
+    async def _abort_all(self) -> None:
+        """Make every running `_run_segment` return soon with what it has."""
+        raise NotImplementedError
+
+    async def _backend_resume(self) -> None:
+        """Undo whatever `_abort_all` froze in the backend (no-op by default)."""
+
+    async def _load_weights(self, path: str) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+def segment_seed(request: GenerationRequest, attempt: int) -> int | None:
+    """A resubmitted segment must not replay the random stream of the first one."""
+    return None if request.seed is None else request.seed + 7919 * attempt

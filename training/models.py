@@ -1,0 +1,134 @@
+"""Tiny models built locally (nothing can be downloaded here), and loading of real ones.
+
+`build_tiny_model(out_dir)` trains a byte-level BPE tokenizer on text generated on the fly,
+wraps it as a `PreTrainedTokenizerFast` with a ChatML chat template, builds a small
+Qwen2-style causal LM that vLLM can load (head_dim >= 32, untied embeddings) and saves
+both in HF format. A user's real model directory is loaded by `load_tokenizer` /
+`load_causal_lm`, the same code the engines use for the tiny one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+CHATML_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+_MARKER = "tiny_model.json"
+
+_WORDS = (
+    "the a of in on river city museum founded year bridge built century who what which "
+    "when where how many capital country author book wrote painted born died mountain "
+    "answer question search open page link fact president team won cup island north "
+    "south east west old new first last largest smallest number 1 2 3 4 5 6 7 8 9 0"
+).split()
+
+
+def synthetic_corpus(n_lines: int = 2000, seed: int = 0) -> list[str]:
+    """Deterministic pseudo-text with questions, numbers and chat markup for BPE training."""
+    rng = random.Random(seed)
+    lines = []
+    for _ in range(n_lines):
+        words = [rng.choice(_WORDS) for _ in range(rng.randint(4, 16))]
+        sentence = " ".join(words).capitalize()
+        lines.append(sentence + rng.choice([".", "?", "!", ", 19" + str(rng.randint(10, 99)) + "."]))
+    return lines
+
+
+def train_tokenizer(vocab_size: int = 512, texts: list[str] | None = None):
+    """A byte-level BPE tokenizer with ChatML special tokens, as a PreTrainedTokenizerFast."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
+    )
+    tok.train_from_iterator(texts or synthetic_corpus(), trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+        bos_token=None, unk_token=None, additional_special_tokens=SPECIAL_TOKENS[1:],
+    )
+    fast.chat_template = CHATML_TEMPLATE
+    return fast
+
+
+def tiny_qwen2_config(vocab_size: int, hidden: int = 128, layers: int = 2, heads: int = 4,
+                      kv_heads: int = 2, intermediate: int = 256, max_positions: int = 1024,
+                      eos_token_id: int = 2, pad_token_id: int = 0):
+    """A Qwen2 config vLLM accepts: head_dim = hidden / heads >= 32, untied embeddings."""
+    from transformers import Qwen2Config
+
+    if hidden // heads < 32:
+        raise ValueError(f"head_dim {hidden // heads} < 32: vLLM's attention needs >= 32; "
+                         "use fewer heads or a larger hidden size")
+    return Qwen2Config(
+        vocab_size=vocab_size, hidden_size=hidden, intermediate_size=intermediate,
+        num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
+        max_position_embeddings=max_positions, tie_word_embeddings=False,
+        rope_theta=10000.0, rms_norm_eps=1e-6, eos_token_id=eos_token_id,
+        pad_token_id=pad_token_id, bos_token_id=None, torch_dtype="float32",
+    )
+
+
+def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int = 128,
+                     layers: int = 2, heads: int = 4, kv_heads: int = 2,
+                     intermediate: int = 256, seed: int = 0, overwrite: bool = False) -> Path:
+    """Build (or reuse) a random tiny Qwen2 + tokenizer in `out_dir`; returns the path.
+
+    Reuse is keyed on the arguments, recorded in `tiny_model.json`, so a cached dir built
+    with other sizes is rebuilt rather than silently returned.
+    """
+    import torch
+    from transformers import GenerationConfig, Qwen2ForCausalLM
+
+    out = Path(out_dir)
+    spec = dict(vocab_size=vocab_size, hidden=hidden, layers=layers, heads=heads,
+                kv_heads=kv_heads, intermediate=intermediate, seed=seed)
+    marker = out / _MARKER
+    if not overwrite and marker.exists() and json.loads(marker.read_text()) == spec:
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer = train_tokenizer(vocab_size)
+    torch.manual_seed(seed)
+    config = tiny_qwen2_config(
+        len(tokenizer), hidden, layers, heads, kv_heads, intermediate,
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    model = Qwen2ForCausalLM(config).to(torch.float32)
+    model.generation_config = GenerationConfig(
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    model.save_pretrained(out, safe_serialization=True)
+    tokenizer.save_pretrained(out)
+    marker.write_text(json.dumps(spec))
+    logger.info("built tiny model (%d params) in %s", model.num_parameters(), out)
+    return out
+
+
+def load_tokenizer(model_path: str | Path):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(model_path))
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def load_causal_lm(model_path: str | Path, dtype: str = "float32"):
+    """Load an HF causal LM (tiny or real) in the given dtype, in train mode off."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=getattr(torch, dtype))
+    return model
