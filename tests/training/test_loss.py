@@ -1,0 +1,130 @@
+"""The decoupled PPO loss and GRPO advantages against hand-computed values."""
+
+import doctest
+import math
+
+import pytest
+import torch
+
+import training.loss as L
+
+
+def test_doctests():
+    result = doctest.testmod(L)
+    assert result.attempted >= 6 and result.failed == 0
+
+
+def test_grpo_population_std():
+    r = torch.tensor([[1.0, 0.0, 0.0, 0.0], [3.0, 1.0, 2.0, 2.0]])
+    adv = L.grpo_advantages(r)
+    # group 0: mean .25, population std sqrt(.1875) = .4330
+    s0 = math.sqrt(0.1875)
+    assert adv[0].tolist() == pytest.approx([0.75 / s0, -0.25 / s0, -0.25 / s0, -0.25 / s0],
+                                            rel=1e-5)
+    # group 1: mean 2, std sqrt(.5)
+    s1 = math.sqrt(0.5)
+    assert adv[1].tolist() == pytest.approx([1 / s1, -1 / s1, 0.0, 0.0], rel=1e-5)
+
+
+def test_grpo_rejects_flat_input():
+    with pytest.raises(ValueError, match="groups, n"):
+        L.grpo_advantages(torch.tensor([1.0, 0.0]))
+
+
+def _tok(*xs):
+    return torch.tensor([list(xs)], dtype=torch.float32)
+
+
+def test_plain_ppo_when_prox_equals_behaviour():
+    # ratios e^0=1, e^0.5=1.6487 (clipped to 1.28 for A>0), e^-0.5=.6065 (clipped to .8 for A<0)
+    lp = _tok(0.0, 0.5, -0.5)
+    old = _tok(0.0, 0.0, 0.0)
+    mask = _tok(1, 1, 1)
+    adv = _tok(1.0, 1.0, -1.0)
+    loss, st = L.decoupled_ppo_loss(lp, old, old, adv, mask, eps_low=0.2, eps_high=0.28)
+    # token terms: -min(1,1)=-1; -min(1.6487, 1.28)=-1.28; -min(-.6065, -.8)=+.8
+    assert loss.item() == pytest.approx((-1 - 1.28 + 0.8) / 3, rel=1e-5)
+    assert st["clip_fraction"] == pytest.approx(2 / 3)
+
+
+def test_clip_higher_is_asymmetric():
+    lp, old, mask = _tok(0.25), _tok(0.0), _tok(1)
+    ratio = math.exp(0.25)  # 1.284
+    sym, _ = L.decoupled_ppo_loss(lp, old, old, _tok(1.0), mask, eps_low=0.2, eps_high=0.2)
+    hi, _ = L.decoupled_ppo_loss(lp, old, old, _tok(1.0), mask, eps_low=0.2, eps_high=0.3)
+    assert sym.item() == pytest.approx(-1.2)
+    assert hi.item() == pytest.approx(-ratio, rel=1e-5)
+
+
+def test_behaviour_weight_multiplies_each_token():
+    lp = _tok(-1.0, -1.0)
+    prox = _tok(-1.0, -1.0)
+    behav = _tok(-1.5, -0.7)           # weights e^0.5, e^-0.3
+    loss, st = L.decoupled_ppo_loss(lp, prox, behav, _tok(2.0, 2.0), _tok(1, 1),
+                                    behav_cap=None)
+    expected = -(math.exp(0.5) * 2 + math.exp(-0.3) * 2) / 2
+    assert loss.item() == pytest.approx(expected, rel=1e-5)
+    assert st["behav_capped_fraction"] == 0.0
+
+
+def test_cap_masks_tokens_but_keeps_the_denominator():
+    lp = _tok(-1.0, -1.0, -1.0, 0.0)
+    prox = _tok(-1.0, -1.0, -1.0, 0.0)
+    behav = _tok(-4.0, -1.0, -1.0, 0.0)   # token 0 weight e^3 = 20 > cap 5
+    mask = _tok(1, 1, 1, 0)               # token 3 is prompt/padding
+    adv = _tok(1.0, 1.0, 1.0, 1.0)
+    loss, st = L.decoupled_ppo_loss(lp, prox, behav, adv, mask, behav_cap=5.0)
+    assert loss.item() == pytest.approx(-2.0 / 3.0, rel=1e-6)   # 2 kept, denominator 3
+    assert st["behav_capped_fraction"] == pytest.approx(1 / 3)
+
+
+def test_cap_clamp_mode_keeps_the_token_at_the_cap():
+    lp, prox, behav = _tok(-1.0, -1.0), _tok(-1.0, -1.0), _tok(-4.0, -1.0)
+    loss, _ = L.decoupled_ppo_loss(lp, prox, behav, _tok(1.0, 1.0), _tok(1, 1),
+                                   behav_cap=5.0, cap_mode="clamp")
+    assert loss.item() == pytest.approx(-(5.0 + 1.0) / 2, rel=1e-6)
+    with pytest.raises(ValueError, match="cap_mode"):
+        L.decoupled_ppo_loss(lp, prox, behav, _tok(1.0, 1.0), _tok(1, 1), cap_mode="nope")
+
+
+def test_ratio_is_against_prox_not_behaviour():
+    # θ = prox, behaviour far away: u = 1 (no clipping), only the weight moves the loss
+    lp, prox, behav = _tok(-0.5), _tok(-0.5), _tok(-0.6)
+    loss, st = L.decoupled_ppo_loss(lp, prox, behav, _tok(1.0), _tok(1), behav_cap=None)
+    assert loss.item() == pytest.approx(-math.exp(0.1), rel=1e-6)
+    assert st["clip_fraction"] == 0.0
+
+
+def test_per_sequence_advantages_broadcast_and_gradient():
+    lp = torch.tensor([[0.0, -1.0], [-2.0, 0.0]], requires_grad=True)
+    old = lp.detach().clone()
+    mask = torch.tensor([[1.0, 1.0], [1.0, 0.0]])
+    loss, _ = L.decoupled_ppo_loss(lp, old, old, torch.tensor([1.0, -1.0]), mask)
+    loss.backward()
+    # at u = 1 the gradient of -u*A w.r.t. logp is -A per token / 3 tokens
+    assert lp.grad.flatten().tolist() == pytest.approx([-1 / 3, -1 / 3, 1 / 3, 0.0])
+
+
+def test_kl_penalty_added_with_coefficient():
+    lp, ref, mask = _tok(0.0), _tok(-1.0), _tok(1)
+    base, _ = L.decoupled_ppo_loss(lp, lp, lp, _tok(0.0), mask)
+    with_kl, st = L.decoupled_ppo_loss(lp, lp, lp, _tok(0.0), mask, ref_logprobs=ref,
+                                       kl_coef=0.5)
+    assert base.item() == 0.0
+    assert with_kl.item() == pytest.approx(0.5 * math.exp(-1.0), rel=1e-6)
+    assert st["kl_ref"] == pytest.approx(math.exp(-1.0), rel=1e-6)
+
+
+def test_denominator_override_for_micro_batches():
+    lp, mask = _tok(0.0, 0.0), _tok(1, 1)
+    loss, _ = L.decoupled_ppo_loss(lp, lp, lp, _tok(1.0, 1.0), mask, denominator=4.0)
+    assert loss.item() == pytest.approx(-0.5)
+
+
+def test_loss_fn_defaults_prox_to_behaviour():
+    fn = L.make_ppo_loss_fn(eps_low=0.2, eps_high=0.2, behav_cap=None)
+    batch = {"behav_logprobs": _tok(0.0), "advantages": torch.tensor([1.0]),
+             "loss_mask": _tok(1)}
+    loss, stats = fn(_tok(0.5), batch)
+    assert loss.item() == pytest.approx(-1.2)
+    assert stats["clip_fraction"] == 1.0
