@@ -1,0 +1,106 @@
+"""Records of the demo world: entities, facts, and the world that holds them (no logic)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+KINDS = ("country", "city", "person", "organisation", "work", "event")
+
+# relation -> (subject kind(s), value type, infobox label). The value type is "entity"
+# (object_id names another entity) or a literal: "year", "date", "number", "string".
+RELATIONS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "capital": (("country",), "entity", "Capital"),
+    "area_km2": (("country",), "number", "Area (km²)"),
+    "currency": (("country",), "string", "Currency"),
+    "located_in": (("city", "organisation", "event"), "entity", "Location"),
+    "population": (("city",), "number", "Population"),
+    "founded_year": (("city", "organisation"), "year", "Founded"),
+    "born_in": (("person",), "entity", "Place of birth"),
+    "born_on": (("person",), "date", "Born"),
+    "occupation": (("person",), "string", "Occupation"),
+    "member_of": (("person",), "entity", "Member of"),
+    "educated_at": (("person",), "entity", "Education"),
+    "founded_by": (("organisation",), "entity", "Founder"),
+    "org_type": (("organisation",), "string", "Type"),
+    "employees": (("organisation",), "number", "Employees"),
+    "work_type": (("work",), "string", "Type"),
+    "directed_by": (("work",), "entity", "Directed by"),
+    "written_by": (("work",), "entity", "Written by"),
+    "released_year": (("work",), "year", "Released"),
+    "genre": (("work",), "string", "Genre"),
+    "runtime_minutes": (("work",), "number", "Running time (minutes)"),
+    "pages": (("work",), "number", "Pages"),
+    "event_type": (("event",), "string", "Type"),
+    "held_on": (("event",), "date", "Date"),
+    "organised_by": (("event",), "entity", "Organised by"),
+    "attendance": (("event",), "number", "Attendance"),
+}
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One ground-truth triple. `obj` is the surface form printed on the page.
+
+    Paths are site-relative ("/wiki/<slug>.html"): join them with the URL the world is served
+    at. For entity-valued relations `object_id`/`object_path` name the target entity; for
+    literals they are None and `value` holds the typed value (int, or an ISO date string).
+    """
+
+    subject_id: str
+    subject: str
+    relation: str
+    obj: str
+    value_type: str
+    subject_path: str
+    object_id: str | None = None
+    object_path: str | None = None
+    value: int | str | None = None
+
+    def to_row(self) -> dict:
+        return {"subject_id": self.subject_id, "subject": self.subject,
+                "relation": self.relation, "object": self.obj, "value_type": self.value_type,
+                "subject_path": self.subject_path, "object_id": self.object_id,
+                "object_path": self.object_path,
+                "value": None if self.value is None else str(self.value)}
+
+
+@dataclass(frozen=True)
+class Entity:
+    entity_id: str
+    kind: str
+    name: str
+    slug: str
+    description: str = ""  # a short noun phrase, e.g. "a city in Veloria"
+
+    @property
+    def path(self) -> str:
+        return f"/wiki/{self.slug}.html"
+
+
+@dataclass
+class World:
+    """The whole fictional encyclopedia: entities by id and their facts, in a stable order."""
+
+    seed: int
+    entities: dict[str, Entity] = field(default_factory=dict)
+    facts: list[Fact] = field(default_factory=list)
+
+    def path(self, entity_id: str) -> str:
+        """The entity's page path; join it with the served site's base URL."""
+        return self.entities[entity_id].path
+
+    def of_kind(self, kind: str) -> list[Entity]:
+        return [e for e in self.entities.values() if e.kind == kind]
+
+    def facts_about(self, entity_id: str) -> list[Fact]:
+        return [f for f in self.facts if f.subject_id == entity_id]
+
+    def facts_pointing_to(self, entity_id: str) -> list[Fact]:
+        return [f for f in self.facts if f.object_id == entity_id]
+
+    def __iter__(self) -> Iterator[Entity]:
+        return iter(self.entities.values())
+
+    def __len__(self) -> int:
+        return len(self.entities)
