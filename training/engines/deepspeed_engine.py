@@ -1,0 +1,209 @@
+"""DeepSpeedTrainEngine: `training.api.TrainEngine` on DeepSpeed (ZeRO 0-3, fp32/bf16).
+
+The same code runs as one CPU process (gloo; the rendezvous variables are filled in if
+absent), under the `deepspeed` launcher with several processes, and on GPUs (nccl).
+Every rank is handed the same global batch: `forward_logprobs` runs on all of it (ZeRO-3
+needs every rank in every forward), `train_batch` takes rows `rank::world` and splits them
+into micro-batches of `micro_batch_size`. Gradient accumulation is unmanaged (DeepSpeed's
+`managed_gradient_accumulation: false`): any number of micro-batches per step, one
+optimizer step per `train_batch`. Each micro-batch loss is weighted by its share of the
+global completion tokens, so token-level averaging holds across micro-batches and ranks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import random
+import socket
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from training.api import Batch, LossFn
+from training.engines.batching import slice_batch
+
+logger = logging.getLogger(__name__)
+_CKPT_TAG = "state"
+
+
+class DeepSpeedEngineConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    zero_stage: Literal[0, 1, 2, 3] = 0
+    precision: Literal["fp32", "bf16"] = "fp32"
+    micro_batch_size: int = Field(8, ge=1, description="sequences per forward/backward")
+    lr: float = 1e-5
+    weight_decay: float = 0.0
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    grad_clip: float = 1.0
+    warmup_steps: int = Field(0, ge=0, description="linear LR warm-up, then constant")
+    temperature: float = Field(1.0, gt=0, description="logits are divided by it, as in sampling")
+    gradient_checkpointing: bool = False
+    export_dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    build_shm_op: bool = Field(True, description="False skips DeepSpeed's 30-55 s CPU comm-op JIT")
+    ds_overrides: dict[str, Any] = Field(default_factory=dict, description="merged into the DS config")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def init_distributed(build_shm_op: bool = True) -> None:
+    """Initialise torch.distributed for DeepSpeed; a lone process gets a 1-rank world."""
+    import torch
+    import deepspeed
+
+    if not build_shm_op:
+        # Through importlib: `import deepspeed.comm.torch` resolves to torch's own module.
+        importlib.import_module("deepspeed.comm.torch").build_shm_op = lambda: None
+    if torch.distributed.is_initialized():
+        return
+    for key, value in (("MASTER_ADDR", "127.0.0.1"), ("RANK", "0"), ("WORLD_SIZE", "1"),
+                       ("LOCAL_RANK", "0")):
+        os.environ.setdefault(key, value)
+    os.environ.setdefault("MASTER_PORT", str(_free_port()))  # else DeepSpeed looks for MPI
+    deepspeed.init_distributed(dist_backend="nccl" if torch.cuda.is_available() else "gloo")
+
+
+def token_logprobs(logits, input_ids, temperature: float = 1.0):
+    """[B, T] logprobs of `input_ids` under `logits` (position 0 is 0), float32."""
+    import torch
+
+    logits = logits[:, :-1].float() / temperature
+    targets = input_ids[:, 1:]
+    picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    lp = picked - torch.logsumexp(logits, dim=-1)
+    return torch.nn.functional.pad(lp, (1, 0), value=0.0)
+
+
+class DeepSpeedTrainEngine:
+    def __init__(self, model_path: str | Path, config: DeepSpeedEngineConfig | None = None):
+        import torch
+        import deepspeed
+        from training.models import load_causal_lm, load_tokenizer
+
+        self.config = config or DeepSpeedEngineConfig()
+        self.model_path = Path(model_path)
+        init_distributed(self.config.build_shm_op)
+        self.rank = torch.distributed.get_rank()
+        self.world = torch.distributed.get_world_size()
+        self.tokenizer = load_tokenizer(model_path)
+        model = load_causal_lm(model_path, "float32")
+        if self.config.gradient_checkpointing:
+            model.gradient_checkpointing_enable()
+        optimizer = torch.optim.AdamW(
+            model.parameters(), lr=self.config.lr, betas=self.config.betas,
+            eps=self.config.eps, weight_decay=self.config.weight_decay)
+        warmup = self.config.warmup_steps
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0)
+        self.engine, _, _, self.scheduler = deepspeed.initialize(
+            model=model, optimizer=optimizer, lr_scheduler=scheduler,
+            config=self._ds_config())
+        self.device = self.engine.device
+
+    def _ds_config(self) -> dict:
+        c = self.config
+        ds = {
+            "train_micro_batch_size_per_gpu": c.micro_batch_size,
+            "gradient_accumulation_steps": 1,
+            "managed_gradient_accumulation": False,
+            "gradient_clipping": c.grad_clip,
+            "zero_optimization": {"stage": c.zero_stage},
+            "zero_allow_untested_optimizer": True,
+            "bf16": {"enabled": c.precision == "bf16"},
+            "steps_per_print": 10**9,
+            "wall_clock_breakdown": False,
+        }
+        ds.update(c.ds_overrides)
+        return ds
+
+    @property
+    def module(self):
+        return self.engine.module
+
+    def _to_device(self, batch: Batch) -> dict:
+        import torch
+
+        return {k: v.to(self.device) if isinstance(v, torch.Tensor) else v
+                for k, v in batch.items()}
+
+    def _logprobs(self, batch: dict):
+        out = self.engine(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                          use_cache=False)
+        return token_logprobs(out.logits, batch["input_ids"], self.config.temperature)
+
+    def forward_logprobs(self, batch: Batch):
+        """[B, T] float32 logprobs of the whole batch, no grad, on CPU."""
+        import torch
+
+        batch = self._to_device(batch)
+        self.engine.eval()
+        parts = []
+        with torch.no_grad():
+            for start in range(0, batch["input_ids"].shape[0], self.config.micro_batch_size):
+                mb = slice_batch(batch, slice(start, start + self.config.micro_batch_size))
+                parts.append(self._logprobs(mb).cpu())
+        return torch.cat(parts)
+
+    def train_batch(self, batch: Batch, loss_fn: LossFn) -> dict[str, float]:
+        """One optimizer step on the global `batch`; returns the token-weighted stats."""
+        import torch
+
+        n_rows = batch["input_ids"].shape[0]
+        if n_rows < self.world:
+            raise ValueError(f"batch of {n_rows} sequences for {self.world} ranks")
+        total_tokens = float(batch["loss_mask"].sum())
+        local = self._to_device(slice_batch(batch, slice(self.rank, None, self.world)))
+        self.engine.train()
+        stats: dict[str, float] = {}
+        mbs = self.config.micro_batch_size
+        for start in range(0, local["input_ids"].shape[0], mbs):
+            mb = slice_batch(local, slice(start, start + mbs))
+            share = float(mb["loss_mask"].sum()) / max(total_tokens, 1.0)
+            loss, mb_stats = loss_fn(self._logprobs(mb), mb)
+            # The gradient all-reduce averages over ranks; `world` undoes that average.
+            self.engine.backward(loss * share * self.world, scale_wrt_gas=False)
+            for k, v in {"loss": float(loss.detach()), **mb_stats}.items():
+                stats[k] = stats.get(k, 0.0) + float(v) * share
+        self.engine.step()
+        stats = self._all_reduce_sum(stats)
+        grad_norm = self.engine.get_global_grad_norm()
+        if grad_norm is not None:  # DeepSpeed reports it only where it clips (ZeRO >= 1)
+            stats["grad_norm"] = float(grad_norm)
+        stats["lr"] = float(self.scheduler.get_last_lr()[0])
+        stats["n_tokens"] = total_tokens
+        return stats
+
+    def _all_reduce_sum(self, stats: dict[str, float]) -> dict[str, float]:
+        import torch
+
+        if self.world == 1 or not stats:
+            return stats
+        keys = sorted(stats)
+        t = torch.tensor([stats[k] for k in keys], dtype=torch.float64, device=self.device)
+        torch.distributed.all_reduce(t)
+        return dict(zip(keys, t.tolist()))
+
+    def export_weights(self, path: str | Path) -> None:
+        """Write an HF model dir (safetensors + config + tokenizer) that vLLM can load."""
+        from training.engines.checkpoint import export_hf
+
+        export_hf(self, Path(path))
+
+    def save(self, path: str | Path, trainer_state: dict[str, Any]) -> None:
+        from training.engines.checkpoint import save_engine
+
+        save_engine(self, Path(path), trainer_state)
+
+    def load(self, path: str | Path) -> dict[str, Any]:
+        from training.engines.checkpoint import load_engine
+
+        return load_engine(self, Path(path))
