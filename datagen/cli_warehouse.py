@@ -1,9 +1,129 @@
-"""CLI commands of the crawl stage (owned by that stage; kept light to import)."""
+"""CLI commands over the warehouse: `query`, `export`, `maintain`.
+
+Kept light to import: warehouse modules (duckdb, pyarrow) load inside the command bodies.
+"""
 
 from __future__ import annotations
 
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
 import typer
+
+from datagen.cli_common import WarehouseOpt, is_tty, stderr_console, user_errors
+
+
+class QueryFormat(str, Enum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+class ExportFormat(str, Enum):
+    parquet = "parquet"
+    jsonl = "jsonl"
+    hf = "hf"
+
+
+class Layout(str, Enum):
+    plain = "plain"
+    verl = "verl"
+
+
+AsOfOpt = Annotated[Optional[int], typer.Option(
+    "--as-of", help="Read the warehouse as of this DuckLake snapshot id "
+                    "(list them: datagen query \"from snapshots()\").")]
+
+
+@user_errors
+def query(
+    sql: Annotated[str, typer.Argument(help="One read-only SQL statement; tables by plain name, "
+                                            "e.g. \"select band, count(*) from train_ready group by 1\".")],
+    fmt: Annotated[QueryFormat, typer.Option("--format", "-f", help="table, csv (header + rows) "
+                                             "or json (one array of row objects).")] = QueryFormat.table,
+    as_of: AsOfOpt = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Run read-only SQL over the warehouse. Writes, ATTACH, COPY, INSTALL/LOAD, SET and
+    reading files outside the warehouse are refused."""
+    from warehouse.query import FORMATTERS, run_query
+    table = run_query(warehouse, sql, as_of=as_of)
+    sys.stdout.write(FORMATTERS[fmt.value](table))
+    if fmt is QueryFormat.json:
+        sys.stdout.write("\n")
+
+
+@user_errors
+def export(
+    out_dir: Annotated[Path, typer.Argument(help="Folder to write (created; must be empty "
+                                                 "unless --overwrite).")],
+    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="parquet, jsonl, or hf "
+                                              "(datasets.load_from_disk).")] = ExportFormat.parquet,
+    where: Annotated[Optional[str], typer.Option(
+        "--where", help="SQL filter on the exported columns, e.g. \"band = 'hard'\".")] = None,
+    layout: Annotated[Layout, typer.Option(
+        "--layout", help="verl: the Parquet rows verl/SkyRL trainers read (data_source, prompt, "
+                         "ability, reward_model, extra_info).")] = Layout.plain,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace OUT_DIR.")] = False,
+    as_of: AsOfOpt = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Export the training set: the train_ready questions (all checks passed, with a band)
+    joined with their question rows (hops, evidence, sources, composer)."""
+    from warehouse.export import export as run_export
+    res = run_export(warehouse, out_dir, fmt=fmt.value, where=where, layout=layout.value,
+                     overwrite=overwrite, as_of=as_of)
+    typer.echo(f"exported {res.rows} rows (snapshot {res.snapshot}) to {res.out_dir}: "
+               f"{', '.join(res.files)}", err=True)
+    typer.echo(str(res.out_dir))
+
+
+@user_errors
+def maintain(
+    keep_snapshots_days: Annotated[float, typer.Option(
+        "--keep-snapshots-days", min=0, help="Keep snapshots (time travel) this many days.")] = 7.0,
+    orphan_min_age_hours: Annotated[float, typer.Option(
+        "--orphan-min-age-hours", min=0,
+        help="Delete unreferenced files only when older than this (protects commits in flight).")] = 1.0,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what expiry and cleanup "
+                                          "would remove; change nothing.")] = False,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Compact small files, expire old snapshots and delete unused files (DuckLake's own
+    maintenance functions)."""
+    from datagen.cli_common import open_warehouse
+    from warehouse.maintain import maintain as run_maintain
+    console = stderr_console()
+    wh = open_warehouse(warehouse, create=False)
+    try:
+        if is_tty():
+            with console.status("maintaining…") as status:
+                rep = run_maintain(wh, keep_snapshots_days, orphan_min_age_hours, dry_run,
+                                   progress=lambda step: status.update(f"maintain: {step}"))
+        else:
+            rep = run_maintain(wh, keep_snapshots_days, orphan_min_age_hours, dry_run)
+    finally:
+        wh.close()
+    _print_maintain(rep)
+
+
+def _print_maintain(rep) -> None:
+    from rich.table import Table
+    table = Table(title="datagen maintain" + (" (dry run)" if rep.dry_run else ""))
+    for col in ("", "before", "after"):
+        table.add_column(col)
+    table.add_row("data files in use", str(rep.files_before), str(rep.files_after))
+    if rep.disk_files_before is not None:
+        table.add_row("Parquet files on disk", str(rep.disk_files_before), str(rep.disk_files_after))
+    table.add_row("snapshots", str(rep.snapshots_before), str(rep.snapshots_after))
+    for step, n in rep.steps.items():
+        table.add_row(f"  {step}", "", str(n))
+    stderr_console().print(table)
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("query")(query)
+    app.command("export")(export)
+    app.command("maintain")(maintain)

@@ -107,11 +107,32 @@ def arrow_to_sql_type(t: pa.DataType) -> str:
     raise TypeError(f"no SQL type for Arrow type {t}")
 
 
-def _load_extensions(con) -> None:
-    from duckdb_extensions import import_extension
-    for name in ("ducklake", "sqlite"):
-        import_extension(name, con=con)
-        con.execute(f"LOAD {name}")
+def connect():
+    """A fresh in-memory DuckDB with the DuckLake and SQLite extensions loaded.
+
+    Extensions come from the `duckdb-extension-*` PyPI packages (installed into DuckDB's
+    extension folder on first use), never from the network. `allow_unsigned_extensions`
+    skips DuckDB's per-LOAD signature hash of the ~70 MB of extension binaries, which
+    costs ~0.5 s on every open; the binaries are the signed ones from PyPI, and the
+    read-only query path turns off LOAD altogether (see warehouse/query.py).
+    """
+    import duckdb
+    con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": "true",
+                                             "autoinstall_known_extensions": "false"})
+    con.execute("SET TimeZone='UTC'")
+    load_extensions(con, ("ducklake", "sqlite"))
+    return con
+
+
+def load_extensions(con, names: Sequence[str]) -> None:
+    import duckdb
+    for name in names:
+        try:
+            con.execute(f"LOAD {name}")
+        except duckdb.Error:  # not yet in DuckDB's extension folder: install from the package
+            from duckdb_extensions import import_extension
+            import_extension(name, con=con)
+            con.execute(f"LOAD {name}")
 
 
 @dataclass(frozen=True)
@@ -148,19 +169,23 @@ class Warehouse:
         self.location = location
         self.root = location.root
         self.read_only = read_only
+        self.snapshot = snapshot
         self.max_retries = max_retries
-        self.con = duckdb.connect(":memory:")
-        self.con.execute("SET TimeZone='UTC'")
-        _load_extensions(self.con)
+        self.con = connect()
         if location.catalog.startswith("postgres"):
-            from duckdb_extensions import import_extension
-            import_extension("postgres", con=self.con)
-            self.con.execute("LOAD postgres")
+            load_extensions(self.con, ("postgres",))
+        if location.data_path.startswith(("s3://", "gs://", "gcs://", "r2://", "az://", "abfss://")):
+            load_extensions(self.con, ("httpfs",))
         try:
             self.con.execute(location.attach_sql(read_only=read_only, snapshot=snapshot))
         except duckdb.Error as exc:
+            self.con.close()
+            if snapshot is not None and "snapshot" in str(exc).lower():
+                raise errors.WarehouseError(
+                    f"warehouse {self.root} has no snapshot {snapshot} (list them with "
+                    "`datagen query \"from snapshots()\"`)") from None
             raise errors.CorruptWarehouse(
-                f"cannot open the catalog of warehouse {self.root}: {exc}") from exc
+                f"cannot open the catalog of warehouse {self.root}: {str(exc).splitlines()[0]}") from exc
 
     # ---- lifecycle -------------------------------------------------------------------
 
@@ -223,20 +248,28 @@ class Warehouse:
 
         Either everything fn wrote becomes visible at once, or nothing does.
         """
+        return self.retrying(fn, transaction=True)
+
+    def retrying(self, fn, transaction: bool = False) -> Any:
+        """Call fn(con), retrying with jittered exponential backoff when another writer
+        holds the catalog or committed first. Anything else propagates unchanged."""
         import duckdb
         if self.read_only:
             raise errors.ReadOnlyViolation(f"warehouse {self.root} was opened read-only")
         delay = 0.01
         for attempt in range(self.max_retries):
             try:
-                self.con.execute("BEGIN TRANSACTION")
+                if transaction:
+                    self.con.execute("BEGIN TRANSACTION")
                 result = fn(self.con)
-                self.con.execute("COMMIT")
+                if transaction:
+                    self.con.execute("COMMIT")
                 return result
-            except duckdb.Error as exc:
-                with contextlib.suppress(duckdb.Error):
-                    self.con.execute("ROLLBACK")
-                if not any(s.lower() in str(exc).lower() for s in _RETRYABLE):
+            except BaseException as exc:
+                if transaction:  # also on KeyboardInterrupt or a bug in fn: never leave it open
+                    with contextlib.suppress(duckdb.Error):
+                        self.con.execute("ROLLBACK")
+                if not (isinstance(exc, duckdb.Error) and _is_retryable(exc)):
                     raise
                 log.debug("commit conflict (attempt %d): %s", attempt + 1, exc)
                 time.sleep(delay * (1 + random.random()))
@@ -361,6 +394,11 @@ class Transaction:
                 con.unregister(view)
 
 
+def _is_retryable(exc: Exception) -> bool:
+    msg = str(exc).lower()
+    return any(s.lower() in msg for s in _RETRYABLE)
+
+
 def _explain_read_error(wh: Warehouse, exc: Exception) -> Exception:
     """Turn a missing/corrupt data file into an error that names the file."""
     msg = str(exc)
@@ -396,25 +434,21 @@ def open(path: str | os.PathLike | None = None, *, create: bool = True, read_onl
     `catalog` and `data_path` are only used when creating: a team passes e.g.
     ``catalog="postgres:dbname=lake host=db"`` and ``data_path="s3://bucket/lake/"``;
     both are remembered in the marker file. Environment: DATAGEN_CATALOG, DATAGEN_DATA_PATH.
+    `snapshot` opens the warehouse as of that DuckLake snapshot (read-only).
     """
     root = Path(path).expanduser() if path is not None else default_warehouse_path()
-    if root.exists() and not root.is_dir():
-        raise errors.ForeignWarehouse(f"{root} is a file, not a warehouse directory")
     if not (root / MARKER).exists():
-        if root.exists() and any(root.iterdir()):
-            raise errors.ForeignWarehouse(
-                f"{root} exists and is not empty but has no {MARKER}: not a warehouse of this tool")
-        if not create or read_only:
+        _check_not_foreign(root)
+        if not create or read_only or snapshot is not None:
             raise errors.WarehouseNotFound(
                 f"no warehouse at {root}; create one by running a stage (e.g. `datagen crawl`) "
                 "or pass --warehouse PATH")
-        return _create(root, catalog or os.environ.get("DATAGEN_CATALOG"),
-                       data_path or os.environ.get("DATAGEN_DATA_PATH"))
-    info = _read_marker(root)
-    loc = WarehouseLocation.for_root(root, info.get("catalog"), info.get("data_path"))
-    if loc.catalog.startswith("sqlite:") and not Path(loc.catalog[len("sqlite:"):]).exists():
-        raise errors.CorruptWarehouse(f"warehouse {root}: catalog file {loc.catalog[7:]} is missing")
-    wh = Warehouse(loc, read_only=read_only, snapshot=snapshot)
+        wh = _create(root, catalog or os.environ.get("DATAGEN_CATALOG"),
+                     data_path or os.environ.get("DATAGEN_DATA_PATH"))
+        if wh is not None:
+            return wh
+    loc = locate(root)
+    wh = Warehouse(loc, read_only=read_only or snapshot is not None, snapshot=snapshot)
     try:
         wh.check_schema()
     except Exception:
@@ -423,16 +457,66 @@ def open(path: str | os.PathLike | None = None, *, create: bool = True, read_onl
     return wh
 
 
-def _create(root: Path, catalog: str | None, data_path: str | None) -> Warehouse:
+def locate(root: Path) -> WarehouseLocation:
+    """Where an existing warehouse keeps its catalog and data (from its marker file)."""
+    root = Path(root).expanduser()
+    if not (root / MARKER).exists():
+        _check_not_foreign(root)
+        raise errors.WarehouseNotFound(f"no warehouse at {root} (no {MARKER})")
+    info = _read_marker(root)
+    loc = WarehouseLocation.for_root(root, info.get("catalog"), info.get("data_path"))
+    if loc.catalog.startswith("sqlite:") and not Path(loc.catalog[len("sqlite:"):]).exists():
+        raise errors.CorruptWarehouse(f"warehouse {root}: catalog file {loc.catalog[7:]} is missing")
+    return loc
+
+
+# What a warehouse directory may hold before its marker exists (a creation in progress
+# or one that crashed): anything else means the directory belongs to someone else.
+_OWN_NAMES = {"catalog.sqlite", "catalog.sqlite-journal", "catalog.sqlite-wal",
+              "catalog.sqlite-shm", "data", MARKER + ".tmp", ".create.lock"}
+
+
+def _check_not_foreign(root: Path) -> None:
+    if root.exists() and not root.is_dir():
+        raise errors.ForeignWarehouse(f"{root} is a file, not a warehouse directory")
+    if root.exists():
+        foreign = sorted(p.name for p in root.iterdir() if p.name not in _OWN_NAMES)
+        if foreign:
+            raise errors.ForeignWarehouse(
+                f"{root} exists and is not empty (e.g. {foreign[0]!r}) but has no {MARKER}: "
+                "not a warehouse of this tool; pass an empty or new directory")
+
+
+@contextlib.contextmanager
+def _create_lock(root: Path) -> Iterator[None]:
+    """Serialise creation between processes that start on a fresh path at the same time."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: creation races are then the user's to avoid
+        yield
+        return
+    with (root / ".create.lock").open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _create(root: Path, catalog: str | None, data_path: str | None) -> Warehouse | None:
+    """Create the warehouse; None when another process created it while we waited."""
     root.mkdir(parents=True, exist_ok=True)
-    loc = WarehouseLocation.for_root(root, catalog, data_path)
-    if not loc.data_path.startswith(("s3://", "gs://", "az://", "r2://", "http")):
-        Path(loc.data_path).mkdir(parents=True, exist_ok=True)
-    wh = Warehouse(loc)
-    wh.ensure_schema()
-    marker = {"format": FORMAT_NAME, "version": FORMAT_VERSION,
-              "catalog": catalog, "data_path": data_path}
-    tmp = root / (MARKER + ".tmp")
-    tmp.write_text(json.dumps(marker, indent=2))
-    tmp.replace(root / MARKER)  # the marker appears only once the schema exists
-    return wh
+    with _create_lock(root):
+        if (root / MARKER).exists():
+            return None
+        loc = WarehouseLocation.for_root(root, catalog, data_path)
+        if not loc.data_path.startswith(("s3://", "gs://", "gcs://", "az://", "r2://", "http")):
+            Path(loc.data_path).mkdir(parents=True, exist_ok=True)
+        wh = Warehouse(loc)
+        wh.ensure_schema()  # idempotent: also completes a creation that crashed half-way
+        marker = {"format": FORMAT_NAME, "version": FORMAT_VERSION,
+                  "catalog": catalog, "data_path": data_path}
+        tmp = root / (MARKER + ".tmp")
+        tmp.write_text(json.dumps(marker, indent=2))
+        tmp.replace(root / MARKER)  # the marker appears only once the schema exists
+        return wh

@@ -27,3 +27,11 @@ class ReadOnlyViolation(WarehouseError):
 
 class CommitConflict(WarehouseError):
     """A commit kept conflicting with other writers after every retry."""
+
+
+class QueryRefused(WarehouseError):
+    """A statement given to the read-only query path would write or reach outside."""
+
+
+class QueryError(WarehouseError):
+    """A read-only statement that DuckDB could not run (syntax, unknown column, ...)."""
