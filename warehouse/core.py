@@ -332,7 +332,7 @@ class Warehouse:
         """Run trusted SQL (tables are reachable as plain names) and return Arrow."""
         self.con.execute(f"USE {LAKE}")
         try:
-            return self.con.execute(query, params or []).fetch_arrow_table()
+            return self.con.execute(query, params or []).to_arrow_table()
         except Exception as exc:
             raise _explain_read_error(self, exc) from exc
 

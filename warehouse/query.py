@@ -165,7 +165,7 @@ def execute(wh: Warehouse, sql: str) -> pa.Table:
     import duckdb
     from warehouse.core import _explain_read_error
     try:
-        return wh.con.execute(sql).fetch_arrow_table()
+        return wh.con.execute(sql).to_arrow_table()
     except duckdb.Error as exc:
         explained = _explain_read_error(wh, exc)
         if explained is not exc:

@@ -146,7 +146,7 @@ class StreamReader:
         if self.where:
             sql += f" AND ({self.where})"
         salt = (self.seed * 1_000_003 + self.epoch) % (1 << 63)
-        table = self._wh.con.execute(sql, [salt, *bands]).fetch_arrow_table()
+        table = self._wh.con.execute(sql, [salt, *bands]).to_arrow_table()
         self._build(table, bands)
 
     def _build(self, table: pa.Table, bands: list[str]) -> None:
