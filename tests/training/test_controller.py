@@ -1,0 +1,189 @@
+"""RolloutController: the staleness bound under random latencies, dynamic sampling counts.
+
+The episodes here are a test double (an async function with random latency and a scripted
+reward): the controller's logic is what is under test, not a model.
+"""
+
+import asyncio
+import itertools
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from training.api import Trajectory
+from training.controller import RolloutController
+
+
+class ListSource:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def next_item(self):
+        return self.items.pop(0) if self.items else None
+
+
+def make_episode(latencies, reward_of, check=None):
+    counter = itertools.count()
+
+    async def episode(item):
+        i = next(counter)
+        if check:
+            check()
+        await asyncio.sleep(latencies[i % len(latencies)])
+        reward = reward_of(item, i)
+        if reward is None:
+            return None
+        return Trajectory(question_id=str(item), prompt_ids=[1], output_ids=[2],
+                          output_logprobs=[-0.1], output_versions=[0], reward=reward,
+                          start_version=-1)
+    return episode
+
+
+async def drive(ctrl, n_steps, train_time=0.0):
+    batches = []
+    for _ in range(n_steps):
+        batch = await ctrl.get_batch()
+        if batch is None:
+            break
+        batches.append(batch)
+        await asyncio.sleep(train_time)
+        ctrl.set_version(ctrl.version + 1)
+    await ctrl.aclose()
+    return batches
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(eta=st.integers(0, 3), n=st.sampled_from([2, 4]), groups_per_batch=st.integers(1, 3),
+       inflight_groups=st.integers(1, 8),
+       latencies=st.lists(st.floats(0.0, 0.004), min_size=1, max_size=40),
+       seed=st.integers(0, 1000), train_time=st.sampled_from([0.0, 0.002]))
+def test_staleness_bound_never_violated(eta, n, groups_per_batch, inflight_groups, latencies,
+                                        seed, train_time):
+    batch_size = n * groups_per_batch
+    rng = random.Random(seed)
+    signal = {q: rng.random() < 0.7 for q in range(400)}
+
+    def reward_of(item, i):            # groups of questions without signal get equal rewards
+        return float(rng.random() < 0.5) if signal[item] else 1.0
+
+    async def main():
+        ctrl = None
+
+        def check_admission():
+            bound = (ctrl.eta + ctrl.version + 1) * ctrl.batch_size
+            assert ctrl.accepted + ctrl.running_episodes <= bound
+            assert ctrl.running_episodes <= ctrl.max_in_flight
+
+        ctrl = RolloutController(make_episode(latencies, reward_of, check_admission),
+                                 ListSource(range(400)), batch_size=batch_size, group_size=n,
+                                 max_in_flight=n * inflight_groups, eta=eta)
+        batches = await drive(ctrl, 12, train_time)
+        return ctrl, batches
+
+    ctrl, batches = asyncio.run(main())
+    assert len(batches) == 12
+    for b in batches:
+        assert len(b.trajectories) == batch_size
+        assert all(0 <= s <= eta for s in b.staleness)
+        assert all(len({t.reward for t in g}) > 1 for g in b.groups)
+        assert all(b.version - t.start_version <= eta for t in b.trajectories)
+    assert ctrl.max_staleness_seen <= eta
+    assert sum(ctrl.staleness_hist.values()) == 12 * batch_size
+
+
+def test_eta_zero_is_synchronous():
+    async def main():
+        ctrl = RolloutController(
+            make_episode([0.001, 0.003], lambda item, i: float(i % 2)), ListSource(range(100)),
+            batch_size=4, group_size=2, max_in_flight=64, eta=0)
+        return await drive(ctrl, 5)
+    batches = asyncio.run(main())
+    assert [b.staleness for b in batches] == [[0] * 4] * 5
+
+
+def test_async_run_reaches_positive_staleness_under_straggling():
+    """With η > 0 and a slow trainer, generation runs ahead: staleness > 0 happens."""
+    async def main():
+        ctrl = RolloutController(
+            make_episode([0.0005], lambda item, i: float(i % 2)), ListSource(range(400)),
+            batch_size=4, group_size=2, max_in_flight=64, eta=2)
+        batches = await drive(ctrl, 8, train_time=0.01)
+        return ctrl, batches
+    ctrl, batches = asyncio.run(main())
+    assert ctrl.max_staleness_seen == 2
+    assert max(s for b in batches for s in b.staleness) == 2
+
+
+def test_no_signal_and_rejected_groups_are_dropped_and_counted():
+    # question q: 0 -> all correct, 1 -> all wrong, 2 -> one episode rejected, 3 -> mixed
+    def reward_of(item, i):
+        kind = item % 4
+        if kind == 2 and i % 2 == 0:
+            return None
+        return {0: 1.0, 1: 0.0, 2: 1.0, 3: float(i % 2)}[kind]
+
+    async def main():
+        ctrl = RolloutController(make_episode([0.0], reward_of), ListSource(range(40)),
+                                 batch_size=2, group_size=2, max_in_flight=2, eta=0)
+        batches = await drive(ctrl, 100)
+        return ctrl, batches
+    ctrl, batches = asyncio.run(main())
+    assert len(batches) == 10                       # 40 questions, 10 of them with signal
+    assert all(b.items[0] % 4 == 3 for b in batches)
+    assert ctrl.counts["dropped_no_signal"] == 20
+    assert ctrl.counts["dropped_rejected_episode"] == 10
+    assert ctrl.counts["groups_accepted"] == 10
+    finished = ctrl.drain_finished()
+    assert len(finished) == 80 - 10                 # rejected episodes are not trajectories
+    assert sum(acc for _, _, acc in finished) == 20
+
+
+def test_episode_errors_surface_in_get_batch():
+    async def boom(item):
+        raise ValueError("workflow bug")
+
+    async def main():
+        ctrl = RolloutController(boom, ListSource(range(4)), batch_size=2, group_size=2,
+                                 max_in_flight=4, eta=1)
+        with pytest.raises(RuntimeError, match="episode failed"):
+            await ctrl.get_batch()
+        await ctrl.aclose()
+    asyncio.run(main())
+
+
+def test_state_dict_keeps_untrained_items_and_counters():
+    async def main():
+        ctrl = RolloutController(make_episode([0.001], lambda item, i: float(i % 2)),
+                                 ListSource(range(100)), batch_size=4, group_size=2,
+                                 max_in_flight=8, eta=1)
+        await drive(ctrl, 3)
+        return ctrl.state_dict()
+    state = asyncio.run(main())
+    assert state["version"] == 3 and state["consumed"] == 3
+    trained_items = 3 * 2
+    assert state["pending_items"][0] == trained_items   # admission order: next untrained first
+    assert sum(int(v) for v in state["staleness_hist"].values()) == 12
+
+    async def resumed():
+        ctrl = RolloutController(make_episode([0.001], lambda item, i: float(i % 2)),
+                                 ListSource(range(100, 200)), batch_size=4, group_size=2,
+                                 max_in_flight=8, eta=1)
+        ctrl.load_state_dict(state)
+        batch = await ctrl.get_batch()
+        await ctrl.aclose()
+        return ctrl, batch
+    ctrl, batch = asyncio.run(resumed())
+    assert batch.version == 3
+    assert batch.items == state["pending_items"][:2]
+    assert sum(ctrl.staleness_hist.values()) == 16
+
+
+def test_bad_sizes_are_refused():
+    with pytest.raises(ValueError, match="multiple"):
+        RolloutController(None, ListSource([]), batch_size=3, group_size=2, max_in_flight=8,
+                          eta=0)
+    with pytest.raises(ValueError, match="max_in_flight"):
+        RolloutController(None, ListSource([]), batch_size=4, group_size=4, max_in_flight=2,
+                          eta=0)

@@ -1,0 +1,258 @@
+"""RolloutController: episodes in flight with bounded staleness (AReaL's admission control).
+
+Counting in samples (episodes), with B = batch size, η = max staleness, v = current policy
+version: a new group of n episodes starts only while
+
+    accepted + running + n <= (η + v + 1) · B            (and running + n <= max_in_flight)
+
+where `accepted` counts every accepted sample so far (trained or waiting) and `running` the
+episodes in flight. Groups whose rewards are all equal carry no GRPO signal and are dropped
+(counted); so are groups in which the workflow rejected an episode (returned None).
+
+Admission alone does not stop a straggler from being trained more than η versions late when
+batches are filled in finish order. So batches are filled earliest-deadline-first (deadline =
+start version + η) and a batch is handed out only if every group still unconsumed can meet
+its deadline in the batches that follow; otherwise the trainer waits, only as long as the
+bound requires. Hence every trained sample has staleness = trained version − start version ≤ η
+(the property test in tests/training/test_controller.py checks it over random latencies).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Protocol
+
+from training.api import Trajectory
+
+logger = logging.getLogger(__name__)
+
+EpisodeFn = Callable[[Any], Awaitable["Trajectory | None"]]
+
+
+class ItemSource(Protocol):
+    def next_item(self) -> Any | None: ...      # None = no more items (for now)
+
+
+@dataclass
+class _Group:
+    seq: int
+    item: Any
+    start_version: int
+    trajectories: list[Trajectory] = field(default_factory=list)
+    finish_seq: int = -1
+
+
+@dataclass
+class Batch:
+    """What the trainer gets: n·k trajectories in groups of n, and their staleness."""
+
+    groups: list[list[Trajectory]]
+    items: list[Any]
+    version: int
+    staleness: list[int]
+
+    @property
+    def trajectories(self) -> list[Trajectory]:
+        return [t for g in self.groups for t in g]
+
+
+class RolloutController:
+    def __init__(self, episode_fn: EpisodeFn, source: ItemSource, *, batch_size: int,
+                 group_size: int, max_in_flight: int, eta: int, version: int = 0):
+        if batch_size % group_size:
+            raise ValueError(f"batch_size {batch_size} must be a multiple of group_size "
+                             f"{group_size}")
+        if max_in_flight < group_size:
+            raise ValueError(f"max_in_flight {max_in_flight} < group_size {group_size}: "
+                             "no group could ever start")
+        self.episode_fn, self.source = episode_fn, source
+        self.batch_size, self.n, self.eta = batch_size, group_size, eta
+        self.max_in_flight = max_in_flight
+        self.version = version            # policy version of the weights now being served
+        self.consumed = version           # batches handed out (= version between steps)
+        self.accepted = version * batch_size
+        self.counts: Counter[str] = Counter()   # groups_started, dropped_no_signal, ...
+        self.staleness_hist: Counter[int] = Counter()
+        self.max_staleness_seen = 0
+        self.finished: list[tuple[Trajectory, Any, bool]] = []   # (traj, item, accepted)
+        self._pending_items: list[Any] = []
+        self._running: dict[int, _Group] = {}
+        self._ready: list[_Group] = []
+        self._tasks: set[asyncio.Task] = set()
+        self._seq = itertools.count()
+        self._finish_seq = itertools.count()
+        self._changed: asyncio.Event | None = None
+        self._error: BaseException | None = None
+        self._exhausted = False
+
+    # ---- admission ------------------------------------------------------------------
+    @property
+    def running_episodes(self) -> int:
+        return len(self._running) * self.n
+
+    def capacity_ok(self) -> bool:
+        bound = (self.eta + self.version + 1) * self.batch_size
+        return (self.accepted + self.running_episodes + self.n <= bound
+                and self.running_episodes + self.n <= self.max_in_flight)
+
+    def _next_item(self) -> Any | None:
+        if self._pending_items:
+            return self._pending_items.pop(0)
+        return None if self._exhausted else self.source.next_item()
+
+    def fill(self) -> int:
+        """Start groups while the staleness bound and the in-flight limit allow."""
+        started = 0
+        while self._error is None and self.capacity_ok():
+            item = self._next_item()
+            if item is None:
+                self._exhausted = True
+                break
+            group = _Group(next(self._seq), item, self.version)
+            self._running[group.seq] = group
+            task = asyncio.get_running_loop().create_task(self._run_group(group))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            self.counts["groups_started"] += 1
+            started += 1
+        return started
+
+    async def _run_group(self, group: _Group) -> None:
+        try:
+            results = await asyncio.gather(
+                *(self.episode_fn(group.item) for _ in range(self.n)))
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # surfaced to the trainer in get_batch
+            self._error = exc
+            self._running.pop(group.seq, None)
+            self._notify()
+            return
+        self._finish_group(group, results)
+
+    def _finish_group(self, group: _Group, results: list[Trajectory | None]) -> None:
+        del self._running[group.seq]
+        trajs = [t for t in results if t is not None]
+        for t in trajs:
+            t.start_version = group.start_version
+            t.group_id = t.group_id or f"g{group.seq}"
+        reason = None
+        if len(trajs) < self.n:
+            reason = "dropped_rejected_episode"
+        elif len({t.reward for t in trajs}) == 1:
+            reason = "dropped_no_signal"
+        self.counts["episodes_finished"] += len(trajs)
+        self.counts["episodes_rejected"] += self.n - len(trajs)
+        if reason:
+            self.counts[reason] += 1
+        else:
+            group.trajectories, group.finish_seq = trajs, next(self._finish_seq)
+            self._ready.append(group)
+            self.accepted += self.n
+            self.counts["groups_accepted"] += 1
+        self.finished.extend((t, group.item, reason is None) for t in trajs)
+        self._notify()
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+        if self._error is None:
+            self.fill()
+
+    # ---- batches ----------------------------------------------------------------------
+    def _select(self) -> list[_Group] | None:
+        """Earliest-deadline-first pick of a batch that keeps every deadline feasible."""
+        k = self.batch_size // self.n
+        if len(self._ready) < k:
+            return None
+        ready = sorted(self._ready, key=lambda g: (g.start_version, g.finish_seq))
+        chosen = ready[:k]
+        v = self.consumed
+        live = [g.start_version for g in self._ready] + [g.start_version
+                                                          for g in self._running.values()]
+        taken = [g.start_version for g in chosen]
+        for d in range(v, v + self.eta + 1):
+            due = sum(1 for s in live if s + self.eta <= d) - sum(
+                1 for s in taken if s + self.eta <= d)
+            if due > (d - v) * k:
+                return None
+        return chosen
+
+    async def get_batch(self) -> Batch | None:
+        """Wait for the next batch (None when the source ran dry and nothing is left)."""
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        while True:
+            if self._error is not None:
+                raise RuntimeError("an episode failed") from self._error
+            self.fill()
+            chosen = self._select()
+            if chosen is not None:
+                return self._hand_out(chosen)
+            if self._exhausted and not self._running:
+                return None
+            self._changed.clear()
+            await self._changed.wait()
+
+    def _hand_out(self, chosen: list[_Group]) -> Batch:
+        ids = {g.seq for g in chosen}
+        self._ready = [g for g in self._ready if g.seq not in ids]
+        batch_version = self.consumed
+        self.consumed += 1
+        staleness = []
+        for g in chosen:
+            s = batch_version - g.start_version
+            staleness += [s] * len(g.trajectories)
+            self.staleness_hist[s] += len(g.trajectories)
+            self.max_staleness_seen = max(self.max_staleness_seen, s)
+        return Batch([g.trajectories for g in chosen], [g.item for g in chosen],
+                     batch_version, staleness)
+
+    def set_version(self, version: int) -> None:
+        """The trainer published new weights; more groups may start."""
+        self.version = version
+        if self._changed is not None:
+            self.fill()
+
+    def drain_finished(self) -> list[tuple[Trajectory, Any, bool]]:
+        out, self.finished = self.finished, []
+        return out
+
+    # ---- checkpointing ----------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Counters, version and the items not yet trained on (rerun first after resume)."""
+        pending = [g.item for g in sorted(self._ready, key=lambda g: g.seq)]
+        pending += [g.item for g in sorted(self._running.values(), key=lambda g: g.seq)]
+        return {
+            "version": self.version, "consumed": self.consumed,
+            "counts": dict(self.counts),
+            "staleness_hist": {str(k): v for k, v in self.staleness_hist.items()},
+            "max_staleness_seen": self.max_staleness_seen,
+            "pending_items": self._pending_items + pending,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.version = state["version"]
+        self.consumed = state["consumed"]
+        # Samples finished but not trained at save time are rerun, so only trained ones count.
+        self.accepted = self.consumed * self.batch_size
+        self.counts = Counter(state["counts"])
+        self.staleness_hist = Counter({int(k): v for k, v in state["staleness_hist"].items()})
+        self.max_staleness_seen = state["max_staleness_seen"]
+        self._pending_items = list(state["pending_items"])
+
+    def staleness_summary(self) -> dict[str, float]:
+        n = sum(self.staleness_hist.values())
+        total = sum(k * v for k, v in self.staleness_hist.items())
+        return {"staleness_trained_total": n,
+                "staleness_mean_all": total / n if n else 0.0,
+                "staleness_max": self.max_staleness_seen}
+
+    async def aclose(self) -> None:
+        for t in list(self._tasks):
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
