@@ -70,7 +70,7 @@ INVERSE_HEADINGS = {"born_in": "Notable people born here", "located_in": "Locate
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<title>{title} - Demo Encyclopedia</title>
+<title>{title}</title>
 <link rel="canonical" href="{path}">
 <link rel="license" href="{license}">
 {robots}</head>

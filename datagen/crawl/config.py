@@ -1,0 +1,55 @@
+"""The crawl stage's one typed config (defaults in code; CLI flags and files override)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+PROJECT_UA = "hardqa-datagen/0.1 (hardqa QA data engine; research crawler; honours robots.txt)"
+ROBOTS_AGENT = "hardqa-datagen"
+
+
+class CrawlConfig(BaseModel):
+    """Everything that decides what is fetched, how politely, and what is kept."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seeds: list[str] = Field(default_factory=list,
+                             description="URLs, sitemap URLs (…sitemap….xml) or local folders")
+    # scope
+    same_host: bool = True
+    url_prefixes: list[str] = Field(default_factory=list)
+    include: list[str] = Field(default_factory=list, description="regexes; a URL must match one")
+    exclude: list[str] = Field(default_factory=list, description="regexes; a match is skipped")
+    max_depth: int = Field(20, ge=0)
+    max_pages: int | None = Field(None, ge=1, description="stop after this many stored pages")
+    # politeness
+    user_agent: str = PROJECT_UA
+    respect_robots: bool = True
+    global_concurrency: int = Field(16, ge=1)
+    per_host_concurrency: int = Field(2, ge=1)
+    per_host_delay_s: float = Field(0.25, ge=0, description="min gap between request starts per host")
+    allow_private: bool = Field(False, description="allow private, loopback, link-local hosts")
+    # robustness
+    request_deadline_s: float = Field(20.0, gt=0, description="connect to last byte, per attempt")
+    max_retries: int = Field(3, ge=0)
+    backoff_base_s: float = Field(0.5, ge=0)
+    max_retry_after_s: float = Field(30.0, ge=0)
+    max_redirects: int = Field(5, ge=0)
+    max_bytes: int = Field(5_000_000, ge=1024, description="cap on bytes read off the wire")
+    max_decompressed_bytes: int = Field(20_000_000, ge=1024)
+    allowed_content_types: list[str] = Field(default_factory=lambda: [
+        "text/html", "application/xhtml+xml", "text/plain", "text/markdown"])
+    # storage
+    batch_size: int = Field(64, ge=1, description="pages per warehouse commit")
+    store_html: bool = Field(True, description="keep the raw HTML (infobox tables, re-extraction)")
+    recrawl_conditional: bool = Field(True, description="ETag/Last-Modified against stored pages")
+    # extraction (trafilatura): dropping comments beats its defaults on the reference set
+    include_comments: bool = False
+    extract_processes: int = Field(2, ge=0, description="worker processes for extraction "
+                                   "(0: in the crawler's own thread)")
+    favor_recall: bool = False
+
+    @field_validator("allowed_content_types")
+    @classmethod
+    def _lower(cls, v: list[str]) -> list[str]:
+        return [t.strip().lower() for t in v]

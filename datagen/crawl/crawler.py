@@ -1,0 +1,338 @@
+"""The crawl loop: a frontier, N workers, per-host politeness, batched warehouse commits.
+
+Every URL a worker takes becomes exactly one FetchRecord (stored, skipped or failed, with
+a reason); every stored page a PageRecord. Both go to the warehouse together, one commit
+per batch, so a crash loses at most the batch in flight and a re-run resumes from what
+`pages` holds (conditional requests; unchanged pages are not stored again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections import Counter
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable
+
+from warehouse import FetchRecord, Link, PageRecord
+from warehouse.schema import utcnow
+
+from datagen.crawl import extract as ex
+from datagen.crawl.config import CrawlConfig
+from datagen.crawl.fetch import Fetched, Fetcher
+from datagen.crawl.robots import RobotsCache
+from datagen.crawl.seeds import Seeds, classify, expand_sitemaps
+from datagen.crawl.urls import AddressGuard, Scope, host_key
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CrawlSummary:
+    run_id: str = ""
+    stored: int = 0
+    skipped: int = 0
+    failed: int = 0
+    by_reason: Counter = field(default_factory=Counter)  # (outcome, reason code) -> count
+    elapsed_s: float = 0.0
+    bytes: int = 0
+    discovered: int = 0  # URLs queued so far (grows as links are found)
+
+    @property
+    def attempted(self) -> int:
+        return self.stored + self.skipped + self.failed
+
+    def as_dict(self) -> dict:
+        return {"stored": self.stored, "skipped": self.skipped, "failed": self.failed,
+                "bytes": self.bytes, "elapsed_s": round(self.elapsed_s, 3),
+                "by_reason": {f"{o}:{r}": n for (o, r), n in sorted(self.by_reason.items())}}
+
+
+def reason_code(reason: str) -> str:
+    return reason.split(":", 1)[0].strip() if reason else ""
+
+
+@dataclass
+class _Known:
+    """What `pages` already holds for a URL (for conditional re-crawls and resume)."""
+    etag: str | None
+    last_modified: str | None
+    content_hash: str
+    links: tuple
+
+
+class _Host:
+    def __init__(self, concurrency: int, delay: float):
+        self.slots = asyncio.Semaphore(concurrency)
+        self.delay = delay
+        self.next_start = 0.0
+        self.lock = asyncio.Lock()
+
+    async def pace(self) -> None:
+        """Space request starts on this host at least `delay` apart."""
+        async with self.lock:
+            now = time.monotonic()
+            wait = self.next_start - now
+            self.next_start = max(now, self.next_start) + self.delay
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+
+class Crawler:
+    def __init__(self, cfg: CrawlConfig, wh, run_id: str = "",
+                 on_progress: Callable[[CrawlSummary], None] | None = None):
+        self.cfg, self.wh, self.run_id, self.on_progress = cfg, wh, run_id, on_progress
+        self.summary = CrawlSummary(run_id=run_id)
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.seen: set[str] = set()
+        self.hosts: dict[str, _Host] = {}
+        self.hash_owner: dict[str, str] = {}
+        self.known: dict[str, _Known] = {}
+        self.pending_pages: list[PageRecord] = []
+        self.pending_fetches: list[FetchRecord] = []
+        self._flush_lock = asyncio.Lock()
+        self._pool: Executor | None = None
+
+    # ---- setup ------------------------------------------------------------------------
+
+    def _scope(self, seeds: Seeds) -> Scope:
+        return Scope(hosts=seeds.hosts,
+                     prefixes=tuple(self.cfg.url_prefixes) + tuple(seeds.folders),
+                     include=tuple(re.compile(p) for p in self.cfg.include),
+                     exclude=tuple(re.compile(p) for p in self.cfg.exclude),
+                     max_depth=self.cfg.max_depth, same_host=self.cfg.same_host)
+
+    def _load_known(self) -> None:
+        if self.wh is None or not self.cfg.recrawl_conditional:
+            return
+        rows = self.wh.sql(
+            "SELECT url, arg_max(etag, created_at) AS etag, "
+            "arg_max(last_modified, created_at) AS last_modified, "
+            "arg_max(content_hash, created_at) AS content_hash, "
+            "arg_max(links, created_at) AS links FROM pages GROUP BY url").to_pylist()
+        for r in rows:
+            links = tuple((l["url"], l["anchor"]) for l in (r["links"] or []))
+            self.known[r["url"]] = _Known(r["etag"], r["last_modified"], r["content_hash"], links)
+            self.hash_owner.setdefault(r["content_hash"], r["url"])
+
+    async def run(self) -> CrawlSummary:
+        started = time.monotonic()
+        seeds = classify(self.cfg.seeds)
+        self.scope = self._scope(seeds)
+        self.guard = AddressGuard(self.cfg.allow_private)
+        self.fetcher = Fetcher(self.cfg)
+        self.robots = RobotsCache(self.fetcher, enabled=self.cfg.respect_robots,
+                                  agent=_robots_agent(self.cfg.user_agent))
+        await asyncio.to_thread(self._load_known)
+        try:
+            seed_urls = seeds.urls + await self._sitemap_urls(seeds)
+            for url in seed_urls:
+                self._enqueue(url, 0, check_scope=False)
+            workers = [asyncio.create_task(self._worker())
+                       for _ in range(self.cfg.global_concurrency)]
+            await self.queue.join()
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            await self._flush(force=True)
+        finally:
+            await self.fetcher.aclose()
+            if self._pool is not None:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+            self.summary.elapsed_s = time.monotonic() - started
+        return self.summary
+
+    async def _sitemap_urls(self, seeds: Seeds) -> list[str]:
+        for sm in seeds.sitemaps:
+            refusal = await self.guard.refusal(sm)
+            if refusal:
+                raise ValueError(f"sitemap {sm}: {refusal} (pass --allow-private for local sites)")
+        return await expand_sitemaps(seeds, self.fetcher) if seeds.sitemaps else []
+
+    def _enqueue(self, url: str, depth: int, check_scope: bool = True) -> None:
+        if url in self.seen or (check_scope and self.scope.allows(url, depth)):
+            return
+        self.seen.add(url)
+        self.summary.discovered += 1
+        self.queue.put_nowait((url, depth))
+
+    # ---- one URL ----------------------------------------------------------------------
+
+    async def _worker(self) -> None:
+        while True:
+            url, depth = await self.queue.get()
+            try:
+                if not self._full():
+                    await self._visit(url, depth)
+            except Exception as exc:  # one bad page must not end the crawl: record it
+                log.exception("crawler error on %s", url)
+                self._record(Fetched(url, url, outcome="failed",
+                                     reason=f"crawler_error: {type(exc).__name__}: {exc}"), depth)
+            finally:
+                self.queue.task_done()
+
+    def _full(self) -> bool:
+        return self.cfg.max_pages is not None and self.summary.stored >= self.cfg.max_pages
+
+    async def _refusal(self, url: str) -> str | None:
+        return await self.guard.refusal(url) or await self.robots.refusal(url)
+
+    async def _redirect_check(self, url: str) -> str | None:
+        out = self.scope.allows(url)
+        return f"out_of_scope ({out}): {url}" if out else await self._refusal(url)
+
+    async def _visit(self, url: str, depth: int) -> None:
+        refusal = await self._refusal(url)
+        if refusal:
+            self._record(Fetched(url, url, outcome="skipped", reason=refusal), depth)
+            return
+        host = self._host(url)
+        async with host.slots:
+            await host.pace()
+            res = await self.fetcher.fetch(url, self._conditional(url), self._redirect_check)
+        await self._handle(res, depth)
+
+    def _host(self, url: str) -> _Host:
+        key = host_key(url)
+        if key not in self.hosts:
+            rules = self.robots._rules.get(key)
+            delay = max(self.cfg.per_host_delay_s, rules.crawl_delay if rules else 0.0)
+            self.hosts[key] = _Host(self.cfg.per_host_concurrency, delay)
+        return self.hosts[key]
+
+    def _conditional(self, url: str) -> dict[str, str]:
+        k = self.known.get(url)
+        headers = {}
+        if k and k.etag:
+            headers["If-None-Match"] = k.etag
+        if k and k.last_modified:
+            headers["If-Modified-Since"] = k.last_modified
+        return headers
+
+    async def _handle(self, res: Fetched, depth: int) -> None:
+        if res.outcome == "not_modified":
+            self._follow(self.known[res.url].links if res.url in self.known else (), depth)
+            res.outcome = "skipped"
+        if res.outcome != "ok":
+            self._record(res, depth)
+            return
+        if res.final_url != res.url and res.final_url in self.seen:
+            self._record(_as(res, "skipped", f"duplicate_url: {res.final_url}"), depth)
+            return
+        self.seen.add(res.final_url)
+        page = await self._extract(res)
+        if isinstance(page, str):
+            self._record(_as(res, "failed", page), depth)
+            return
+        if not page.nofollow:
+            self._follow(page.links, depth)
+        self._decide_and_store(res, page, depth)
+        await self._flush()
+
+    async def _extract(self, res: Fetched) -> ex.Extracted | str:
+        """Parse off the event loop: in worker processes when configured (real parallelism
+        on several cores), else in the loop's thread (no GIL hand-offs, lowest overhead)."""
+        job = (res.body or b"", res.content_type, res.headers.get("content-type", ""),
+               res.headers.get("x-robots-tag", ""), res.final_url, self.cfg.include_comments,
+               self.cfg.favor_recall, self.cfg.store_html)
+        if self.cfg.extract_processes <= 0:
+            return ex.process_body(*job)
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(self.cfg.extract_processes)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, ex.process_body, *job)
+
+    def _follow(self, links, depth: int) -> None:
+        if depth + 1 > self.cfg.max_depth:
+            return
+        for url, _anchor in links:
+            self._enqueue(url, depth + 1)
+
+    def _decide_and_store(self, res: Fetched, page: ex.Extracted, depth: int) -> None:
+        url = res.final_url  # the page's own address; fetches keeps the URL as requested
+        if page.canonical and page.canonical not in (res.url, res.final_url) \
+                and not self.scope.allows(page.canonical):
+            if page.canonical in self.known or page.canonical in self.seen:
+                self._record(_as(res, "skipped", f"duplicate_canonical: {page.canonical}"), depth)
+                return
+            self.seen.add(page.canonical)
+            url = page.canonical
+        reason = self._skip_reason(url, page)
+        if reason:
+            self._record(_as(res, "skipped", reason), depth)
+            return
+        if self._full():
+            self._record(_as(res, "skipped", "max_pages"), depth)
+            return
+        self.hash_owner[page.content_hash] = url
+        self.pending_pages.append(PageRecord(
+            url=url, title=page.title, text=page.text, content_hash=page.content_hash,
+            fetched_at=utcnow(), final_url=res.final_url,
+            links=tuple(Link(u, a) for u, a in page.links), license=page.license,
+            language=page.language, etag=res.headers.get("etag"),
+            last_modified=res.headers.get("last-modified"), html=page.html, run_id=self.run_id))
+        self._record(res, depth, stored=True)
+
+    def _skip_reason(self, url: str, page: ex.Extracted) -> str:
+        if page.noindex:
+            return "noindex"
+        if not page.text.strip():
+            return "no_text"
+        owner = self.hash_owner.get(page.content_hash)
+        if owner == url:
+            return "unchanged"
+        if owner is not None:
+            return f"duplicate_content: {owner}"
+        return ""
+
+    # ---- bookkeeping ------------------------------------------------------------------
+
+    def _record(self, res: Fetched, depth: int, stored: bool = False) -> None:
+        outcome = "stored" if stored else ("skipped" if res.outcome == "skipped" else "failed")
+        reason = "" if stored else (res.reason or "unknown")
+        self.pending_fetches.append(FetchRecord(
+            url=res.url, final_url=res.final_url, http_status=res.status, outcome=outcome,
+            reason=reason, bytes=res.raw_bytes, elapsed_ms=res.elapsed_ms, fetched_at=utcnow(),
+            content_type=res.content_type, depth=depth, run_id=self.run_id))
+        s = self.summary
+        setattr(s, outcome, getattr(s, outcome) + 1)
+        s.by_reason[(outcome, reason_code(reason))] += 1
+        s.bytes += res.raw_bytes
+        if self.on_progress:
+            self.on_progress(s)
+
+    async def _flush(self, force: bool = False) -> None:
+        big = (len(self.pending_pages) >= self.cfg.batch_size
+               or len(self.pending_fetches) >= 4 * self.cfg.batch_size)
+        if self.wh is None or not (big or (force and (self.pending_pages or self.pending_fetches))):
+            return
+        async with self._flush_lock:
+            pages, fetches = self.pending_pages, self.pending_fetches
+            self.pending_pages, self.pending_fetches = [], []
+            if pages or fetches:
+                await asyncio.to_thread(self._commit, pages, fetches)
+
+    def _commit(self, pages: list[PageRecord], fetches: list[FetchRecord]) -> None:
+        with self.wh.transaction() as tx:  # pages and their fetch rows land together
+            tx.append(pages, PageRecord, run_id=self.run_id or None)
+            tx.append(fetches, FetchRecord, run_id=self.run_id or None)
+
+
+def _as(res: Fetched, outcome: str, reason: str) -> Fetched:
+    res.outcome, res.reason = outcome, reason
+    return res
+
+
+def _robots_agent(user_agent: str) -> str:
+    return user_agent.split("/", 1)[0].strip() or user_agent
+
+
+def run_crawl(cfg: CrawlConfig, wh, on_progress: Callable[[CrawlSummary], None] | None = None,
+              ) -> CrawlSummary:
+    """Crawl into the warehouse as one `crawl` run (lineage + summary in `runs`)."""
+    with wh.run("crawl", cfg.model_dump()) as run:
+        summary = asyncio.run(Crawler(cfg, wh, run.run_id, on_progress).run())
+        run.summary = summary.as_dict()
+    return summary

@@ -1,0 +1,245 @@
+"""One URL over HTTP, bounded in every way a hostile server could stretch it.
+
+A fetch is: up to `max_retries` extra attempts on connection errors, 429 and 5xx (honouring
+Retry-After), each attempt under a total deadline (connect to last byte) that is recorded,
+not retried; manual redirects with a cap and loop detection; a cap on raw bytes and on
+decompressed bytes (we decode gzip/deflate ourselves so a bomb never inflates past the cap);
+a content-type allow-list. The body is never returned truncated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Awaitable, Callable
+from urllib.parse import unquote, urlsplit
+
+import httpx
+
+from datagen.crawl.config import CrawlConfig
+from datagen.crawl.urls import normalise
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUSES = {429, 500, 502, 503, 504}
+# Errors worth another try: the connection failed or broke, the server may come back.
+RETRY_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.ReadError, httpx.WriteError,
+                httpx.RemoteProtocolError, httpx.PoolTimeout)
+REDIRECTS = {301, 302, 303, 307, 308}
+_LOCAL_TYPES = {".html": "text/html", ".htm": "text/html", ".md": "text/markdown",
+                ".txt": "text/plain"}
+
+
+@dataclass
+class Fetched:
+    """What came back for one URL: a body, or a failure/skip with its reason."""
+
+    url: str
+    final_url: str
+    status: int | None = None
+    body: bytes | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str | None = None
+    outcome: str = "ok"  # ok | not_modified | failed | skipped
+    reason: str = ""
+    raw_bytes: int = 0
+    elapsed_ms: float = 0.0
+    attempts: int = 0
+
+
+class _Refused(Exception):
+    def __init__(self, outcome: str, reason: str):
+        super().__init__(reason)
+        self.outcome, self.reason = outcome, reason
+
+
+RedirectCheck = Callable[[str], Awaitable[str | None]]
+
+
+class Fetcher:
+    def __init__(self, cfg: CrawlConfig, client: httpx.AsyncClient | None = None):
+        self.cfg = cfg
+        self.client = client or make_client(cfg)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def fetch(self, url: str, headers: dict[str, str] | None = None,
+                    check_redirect: RedirectCheck | None = None) -> Fetched:
+        started = time.monotonic()
+        if url.startswith("file:"):
+            res = self._read_file(url)
+        else:
+            res = await self._fetch_with_retries(url, headers or {}, check_redirect)
+        res.elapsed_ms = (time.monotonic() - started) * 1000
+        return res
+
+    async def _fetch_with_retries(self, url: str, headers: dict[str, str],
+                                  check_redirect: RedirectCheck | None) -> Fetched:
+        res = Fetched(url=url, final_url=url)
+        for attempt in range(self.cfg.max_retries + 1):
+            res.attempts = attempt + 1
+            wait: float | None = None
+            try:
+                async with asyncio.timeout(self.cfg.request_deadline_s):
+                    await self._follow(res, headers, check_redirect)
+                if res.status not in RETRY_STATUSES:
+                    return res
+                wait = self._retry_after(res)
+                if wait is None:
+                    return _fail(res, f"retry_after_too_long: http_{res.status} asked for "
+                                      f"{res.headers.get('retry-after')}")
+                _fail(res, f"http_{res.status}")
+            except TimeoutError:
+                return _fail(res, f"deadline_exceeded: {self.cfg.request_deadline_s:g} s")
+            except _Refused as exc:
+                res.outcome, res.reason, res.body = exc.outcome, exc.reason, None
+                return res
+            except RETRY_ERRORS as exc:
+                _fail(res, f"connection_error: {type(exc).__name__}")
+            except httpx.HTTPError as exc:
+                return _fail(res, f"http_error: {type(exc).__name__}: {exc}")
+            if attempt < self.cfg.max_retries:
+                await asyncio.sleep(wait if wait is not None else self._backoff(attempt))
+        return res
+
+    def _backoff(self, attempt: int) -> float:
+        return self.cfg.backoff_base_s * (2 ** attempt) * (0.5 + random.random())
+
+    def _retry_after(self, res: Fetched) -> float | None:
+        """Seconds to wait before the next attempt; None when the server asks too much."""
+        value = res.headers.get("retry-after")
+        if not value:
+            return self._backoff(res.attempts - 1)
+        try:
+            seconds = float(value)
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value) if value else None
+            seconds = when.timestamp() - time.time() if when else self._backoff(res.attempts - 1)
+        seconds = max(0.0, seconds)
+        return seconds if seconds <= self.cfg.max_retry_after_s else None
+
+    async def _follow(self, res: Fetched, headers: dict[str, str],
+                      check_redirect: RedirectCheck | None) -> None:
+        """One attempt: the request and its redirect chain, all under the caller's deadline."""
+        current, chain = res.url, {res.url}
+        for _ in range(self.cfg.max_redirects + 1):
+            res.final_url = current
+            location = await self._request(res, current, headers)
+            if location is None:
+                return
+            nxt = normalise(location, base=current)
+            if nxt is None:
+                raise _Refused("failed", f"bad_redirect: {location[:200]}")
+            if nxt in chain:
+                raise _Refused("failed", f"redirect_loop: {nxt}")
+            if check_redirect is not None:
+                refusal = await check_redirect(nxt)
+                if refusal:
+                    raise _Refused("skipped", f"redirect_refused: {refusal}")
+            chain.add(nxt)
+            current = nxt
+        raise _Refused("failed", f"too_many_redirects: more than {self.cfg.max_redirects}")
+
+    async def _request(self, res: Fetched, url: str, headers: dict[str, str]) -> str | None:
+        async with self.client.stream("GET", url, headers=headers) as resp:
+            res.status = resp.status_code
+            res.headers = {k.lower(): v for k, v in resp.headers.items()}
+            if resp.status_code in REDIRECTS and "location" in resp.headers:
+                return resp.headers["location"]
+            res.body = None
+            if resp.status_code == 304:
+                res.outcome, res.reason = "not_modified", "not_modified"
+                return None
+            if resp.status_code != 200:
+                res.outcome, res.reason = "failed", f"http_{resp.status_code}"
+                return None
+            self._check_type(res)
+            res.body = await self._read_body(resp, res)
+            res.outcome, res.reason = "ok", ""
+            return None
+
+    def _check_type(self, res: Fetched) -> None:
+        ctype = res.headers.get("content-type", "").split(";")[0].strip().lower()
+        res.content_type = ctype or None
+        if ctype and ctype not in self.cfg.allowed_content_types:
+            raise _Refused("skipped", f"content_type: {ctype}")
+        length = res.headers.get("content-length", "")
+        if length.isdigit() and int(length) > self.cfg.max_bytes:
+            raise _Refused("failed", f"too_large: content-length {length} > {self.cfg.max_bytes}")
+
+    async def _read_body(self, resp: httpx.Response, res: Fetched) -> bytes:
+        decoder = _decoder(res.headers.get("content-encoding", ""))
+        cap, dcap = self.cfg.max_bytes, self.cfg.max_decompressed_bytes
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in resp.aiter_raw():
+            res.raw_bytes += len(chunk)
+            if res.raw_bytes > cap:
+                raise _Refused("failed", f"too_large: over {cap} bytes")
+            out = decoder(chunk, dcap - size + 1) if decoder else chunk
+            size += len(out)
+            if size > dcap:
+                raise _Refused("failed", f"decompressed_too_large: over {dcap} bytes")
+            parts.append(out)
+        return b"".join(parts)
+
+    def _read_file(self, url: str) -> Fetched:
+        res = Fetched(url=url, final_url=url, attempts=1)
+        path = Path(unquote(urlsplit(url).path))
+        res.content_type = _LOCAL_TYPES.get(path.suffix.lower())
+        try:
+            size = path.stat().st_size
+            if res.content_type is None:
+                return _skip(res, f"content_type: file extension {path.suffix or '(none)'}")
+            if size > self.cfg.max_bytes:
+                return _fail(res, f"too_large: {size} > {self.cfg.max_bytes} bytes")
+            res.body = path.read_bytes()
+        except OSError as exc:
+            return _fail(res, f"file_error: {exc.strerror or exc}")
+        res.raw_bytes, res.status, res.outcome = len(res.body), 200, "ok"
+        res.headers = {"content-type": res.content_type}
+        return res
+
+
+def _fail(res: Fetched, reason: str) -> Fetched:
+    res.outcome, res.reason, res.body = "failed", reason, None
+    return res
+
+
+def _skip(res: Fetched, reason: str) -> Fetched:
+    res.outcome, res.reason, res.body = "skipped", reason, None
+    return res
+
+
+def _decoder(encoding: str):
+    """A bounded incremental decoder for gzip/deflate, or None for identity."""
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return None
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        d = zlib.decompressobj(47 if encoding != "deflate" else 15)
+        def decode(chunk: bytes, limit: int) -> bytes:
+            try:
+                return d.decompress(chunk, max(1, limit))
+            except zlib.error as exc:
+                raise _Refused("failed", f"bad_encoding: {exc}") from None
+        return decode
+    raise _Refused("failed", f"unsupported_content_encoding: {encoding}")
+
+
+def make_client(cfg: CrawlConfig) -> httpx.AsyncClient:
+    """A client that leaves redirects, decompression and timing to the Fetcher."""
+    limits = httpx.Limits(max_connections=cfg.global_concurrency,
+                          max_keepalive_connections=cfg.global_concurrency)
+    timeout = httpx.Timeout(cfg.request_deadline_s)
+    headers = {"User-Agent": cfg.user_agent, "Accept-Encoding": "gzip, deflate",
+               "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5"}
+    return httpx.AsyncClient(follow_redirects=False, limits=limits, timeout=timeout,
+                             headers=headers, trust_env=False)

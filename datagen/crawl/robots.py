@@ -1,0 +1,64 @@
+"""robots.txt per host (RFC 9309), fetched once through the same bounded Fetcher."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import urllib.robotparser
+from dataclasses import dataclass
+
+from datagen.crawl.config import ROBOTS_AGENT
+from datagen.crawl.fetch import Fetcher
+from datagen.crawl.urls import host_key
+
+log = logging.getLogger(__name__)
+MAX_CRAWL_DELAY_S = 10.0  # a robots.txt can't stall the crawl for longer than this per request
+
+
+@dataclass
+class HostRules:
+    parser: urllib.robotparser.RobotFileParser | None  # None: everything allowed
+    unreachable: str = ""  # non-empty: robots.txt failed with 5xx/network error -> disallow all
+    crawl_delay: float = 0.0
+
+
+class RobotsCache:
+    def __init__(self, fetcher: Fetcher, enabled: bool = True, agent: str = ROBOTS_AGENT):
+        self.fetcher, self.enabled, self.agent = fetcher, enabled, agent
+        self._rules: dict[str, HostRules] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def refusal(self, url: str) -> str | None:
+        """None when robots.txt lets us fetch url, else the reason."""
+        if not self.enabled or url.startswith("file:"):
+            return None
+        rules = await self.rules(url)
+        if rules.unreachable:
+            return f"robots_unreachable: {rules.unreachable}"
+        if rules.parser is not None and not rules.parser.can_fetch(self.agent, url):
+            return "robots_disallowed"
+        return None
+
+    async def rules(self, url: str) -> HostRules:
+        host = host_key(url)
+        if host in self._rules:
+            return self._rules[host]
+        lock = self._locks.setdefault(host, asyncio.Lock())
+        async with lock:  # one robots.txt request per host, even with many workers waiting
+            if host not in self._rules:
+                self._rules[host] = await self._load(host)
+        return self._rules[host]
+
+    async def _load(self, host: str) -> HostRules:
+        res = await self.fetcher.fetch(host + "/robots.txt")
+        if res.outcome == "ok" and res.body is not None:
+            parser = urllib.robotparser.RobotFileParser()
+            parser.parse(res.body.decode("utf-8", errors="replace").splitlines())
+            delay = parser.crawl_delay(self.agent) or 0.0
+            return HostRules(parser, crawl_delay=min(float(delay), MAX_CRAWL_DELAY_S))
+        if res.status is not None and 400 <= res.status < 500:
+            return HostRules(None)  # RFC 9309 §2.3.1.3: no robots.txt means all allowed
+        if res.outcome == "skipped":  # e.g. served with an odd content type: treat as absent
+            return HostRules(None)
+        log.info("robots.txt of %s unreachable (%s): not crawling that host", host, res.reason)
+        return HostRules(None, unreachable=res.reason or f"http_{res.status}")
