@@ -1,15 +1,20 @@
 """The DuckLake warehouse every stage writes to and the trainer reads from.
 
-    schema.py   typed records + explicit Arrow schemas + schema versions (the seam)
-    core.py     open/create, atomic commits with retry, run lineage
-    errors.py   user-facing errors
+    schema.py    typed records + explicit Arrow schemas + schema versions (the seam)
+    core.py      open/create, atomic commits with retry, run lineage
+    errors.py    user-facing errors
+    query.py     read-only SQL for people and scripts (`datagen query`)
+    export.py    Parquet / JSONL / HF datasets / verl exports (`datagen export`)
+    reader.py    the trainer's streaming reader (StreamReader, TrainItem)
+    maintain.py  compaction, snapshot expiry, file cleanup (`datagen maintain`)
 """
 
 from warehouse.core import Warehouse, default_warehouse_path, open, redact
 from warehouse.errors import (
-    CommitConflict, CorruptWarehouse, ForeignWarehouse, ReadOnlyViolation, SchemaMismatch,
-    WarehouseError, WarehouseNotFound,
+    CommitConflict, CorruptWarehouse, ForeignWarehouse, QueryError, QueryRefused,
+    ReadOnlyViolation, SchemaMismatch, WarehouseError, WarehouseNotFound,
 )
+from warehouse.reader import StreamReader, TrainItem
 from warehouse.schema import (
     BANDS, DifficultyRecord, Evidence, FetchRecord, Link, PageRecord, QuestionRecord, Record,
     RolloutRecord, RunRecord, VerdictRecord, content_id,
@@ -18,7 +23,8 @@ from warehouse.schema import (
 __all__ = [
     "Warehouse", "open", "default_warehouse_path", "redact",
     "WarehouseError", "WarehouseNotFound", "ForeignWarehouse", "SchemaMismatch",
-    "CorruptWarehouse", "ReadOnlyViolation", "CommitConflict",
+    "CorruptWarehouse", "ReadOnlyViolation", "CommitConflict", "QueryRefused", "QueryError",
+    "StreamReader", "TrainItem",
     "Record", "FetchRecord", "PageRecord", "QuestionRecord", "VerdictRecord",
     "DifficultyRecord", "RolloutRecord", "RunRecord", "Evidence", "Link", "BANDS", "content_id",
 ]

@@ -218,28 +218,32 @@ class Warehouse:
 
     def check_schema(self) -> None:
         """Raise SchemaMismatch naming the table when the stored schema is not the code's."""
-        tables = {r[0] for r in self.con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_catalog = ?",
-            [LAKE]).fetchall()}
-        if "schema_versions" not in tables:
+        cols: dict[str, dict[str, str]] = {}
+        for table, col, sql_type in self.con.execute(
+                "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+                "WHERE database_name = ?", [LAKE]).fetchall():
+            cols.setdefault(table, {})[col] = sql_type
+        if "schema_versions" not in cols:
             raise errors.SchemaMismatch(f"warehouse {self.root} has no schema_versions table; "
                                         "it was not created by this tool or is damaged")
         stored = dict(self.con.execute(f"SELECT table_name, version FROM {LAKE}.schema_versions").fetchall())
         for name, rtype in RECORD_TYPES.items():
-            if name not in tables:
+            if name not in cols:
                 raise errors.SchemaMismatch(f"warehouse {self.root}: table {name!r} is missing")
             if stored.get(name) != rtype.SCHEMA_VERSION:
                 raise errors.SchemaMismatch(
                     f"warehouse {self.root}: table {name!r} has schema version {stored.get(name)}, "
                     f"this code expects {rtype.SCHEMA_VERSION}; export it with the old version "
                     "or create a new warehouse")
-            cols = {r[0]: r[1] for r in self.con.execute(
-                "SELECT column_name, data_type FROM information_schema.columns "
-                "WHERE table_catalog = ? AND table_name = ?", [LAKE, name]).fetchall()}
             for f in rtype.SCHEMA:
-                if f.name not in cols:
+                if f.name not in cols[name]:
                     raise errors.SchemaMismatch(
                         f"warehouse {self.root}: table {name!r} lacks column {f.name!r}")
+                want, have = _norm_type(arrow_to_sql_type(f.type)), _norm_type(cols[name][f.name])
+                if want != have:
+                    raise errors.SchemaMismatch(
+                        f"warehouse {self.root}: column {name}.{f.name} is {have}, "
+                        f"this code expects {want}")
 
     # ---- writing ---------------------------------------------------------------------
 
@@ -392,6 +396,10 @@ class Transaction:
                 con.execute(f"INSERT INTO {LAKE}.{name} BY NAME SELECT * FROM {view}")
             finally:
                 con.unregister(view)
+
+
+def _norm_type(sql_type: str) -> str:
+    return sql_type.replace('"', "").replace("TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE").upper()
 
 
 def _is_retryable(exc: Exception) -> bool:

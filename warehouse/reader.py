@@ -180,20 +180,32 @@ class StreamReader:
     # ---- sampling --------------------------------------------------------------------
 
     def _draw(self, n: int) -> list[TrainItem]:
-        picks: list[int] = []
-        while len(picks) < n:
-            left = self.remaining()
-            bands = [b for b in self._order if left[b] > 0]
-            if not bands:
-                break
-            weights = np.array([self.band_weights[b] for b in bands], dtype=float)
-            choice = self._rng.choice(len(bands), size=n - len(picks), p=weights / weights.sum())
-            for c in choice:
-                b = bands[c]
-                if self._pos[b] < len(self._order[b]):  # draws past a band's end are redrawn
-                    picks.append(int(self._order[b][self._pos[b]]))
-                    self._pos[b] += 1
-        return self._items(picks)
+        """Draw up to n rows of this epoch.
+
+        One uniform number per served row picks its band, and no number is drawn that is
+        not used, so the stream does not depend on how it is cut into batches (which is
+        what lets a restored cursor continue exactly)."""
+        k = min(n, sum(self.remaining().values()))
+        u = self._rng.random(k)
+        picks = np.empty(k, dtype=np.int64)
+        i = 0
+        while i < k:
+            bands = [b for b in self._order if self._pos[b] < len(self._order[b])]
+            w = np.array([self.band_weights[b] for b in bands])
+            cum = np.cumsum(w) / w.sum()
+            choice = np.minimum(np.searchsorted(cum, u[i:], side="right"), len(bands) - 1)
+            end = len(choice)
+            for j, b in enumerate(bands):  # stop where a band runs out; remap the rest
+                hits = np.flatnonzero(choice == j)
+                room = len(self._order[b]) - self._pos[b]
+                if len(hits) > room:
+                    end = min(end, int(hits[room]))
+            for j, b in enumerate(bands):
+                hits = np.flatnonzero(choice[:end] == j)
+                picks[i + hits] = self._order[b][self._pos[b]:self._pos[b] + len(hits)]
+                self._pos[b] += len(hits)
+            i += end
+        return self._items(picks.tolist())
 
     def _items(self, picks: list[int]) -> list[TrainItem]:
         if not picks:

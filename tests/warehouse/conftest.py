@@ -52,10 +52,19 @@ def wh_path(tmp_path) -> Path:
 def ready_wh(tmp_path) -> Path:
     """A warehouse with 60 train_ready questions (20 per easy/medium/hard) plus one question
     that failed a check and one without a band, closed."""
+    return make_ready(tmp_path / "wh")
+
+
+@pytest.fixture(scope="module")
+def shared_ready_wh(tmp_path_factory) -> Path:
+    """Like ready_wh, built once per module: only for tests that do not write."""
+    return make_ready(tmp_path_factory.mktemp("shared") / "wh")
+
+
+def make_ready(path: Path) -> Path:
     import warehouse
     from tests.warehouse.helpers import add_ready
     from warehouse.schema import QuestionRecord, VerdictRecord
-    path = tmp_path / "wh"
     with warehouse.open(path) as wh:
         bands = ("easy", "medium", "hard")
         add_ready(wh, [f"q{i:03d}" for i in range(60)], band_of=lambda i: bands[int(i[1:]) % 3])

@@ -151,3 +151,10 @@ def test_half_created_directory_is_completed_not_called_foreign(tmp_path):
     with warehouse.open(path) as wh:
         assert wh.count("questions") == 0
     assert (path / "WAREHOUSE.json").exists()
+
+
+def test_column_type_change_is_a_schema_mismatch(wh_path):
+    with warehouse.open(wh_path) as wh:
+        wh.commit(lambda con: con.execute("ALTER TABLE lake.difficulty ALTER k TYPE BIGINT"))
+    with pytest.raises(errors.SchemaMismatch, match="difficulty.k is BIGINT"):
+        warehouse.open(wh_path)

@@ -1,0 +1,126 @@
+"""The trainer's streaming reader: exactly once per epoch, band mixing, restorable cursor,
+new rows joining, across real process restarts."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+import warehouse
+from tests.warehouse.conftest import run_child
+from tests.warehouse.helpers import add_ready
+from warehouse import StreamReader, TrainItem
+
+ALL = {f"q{i:03d}" for i in range(60)}
+EVEN = {"easy": 1.0, "medium": 1.0, "hard": 1.0}
+
+
+def test_each_row_exactly_once_per_epoch_and_typed_items(shared_ready_wh):
+    with StreamReader(shared_ready_wh, EVEN, seed=3, max_epochs=2) as reader:
+        items = list(reader)
+    assert all(isinstance(i, TrainItem) for i in items)
+    first, second = items[:60], items[60:]
+    assert Counter(i.question_id for i in first) == Counter(ALL)
+    assert Counter(i.question_id for i in second) == Counter(ALL)
+    assert [i.question_id for i in first] != [i.question_id for i in second]  # reshuffled
+    item = next(i for i in items if i.question_id == "q004")
+    assert item == TrainItem("q004", "What is q004?", "ans-q004", ("alias-q004",), "medium", 0.5)
+
+
+def test_band_weights_set_the_mix_and_an_exhausted_band_gives_its_share(tmp_path):
+    bands = {"easy": 300, "hard": 60}  # hard runs out first at a 1:1 mix
+    with warehouse.open(tmp_path / "wh") as wh:
+        for band, n in bands.items():
+            add_ready(wh, [f"{band}{i}" for i in range(n)], band_of=lambda i, b=band: b)
+        reader = StreamReader(wh, {"easy": 1, "hard": 1}, seed=0, max_epochs=1)
+        items = reader.next_batch(100)
+        mix = Counter(i.band for i in items)
+        assert 35 <= mix["hard"] <= 65  # ~50 expected at 1:1 (binomial sd 5)
+        rest = reader.next_batch(1000)
+    assert len(items) + len(rest) == 360
+    assert Counter(i.band for i in items + rest) == Counter(bands)
+    assert all(i.band == "easy" for i in rest[-150:])  # hard exhausted: easy takes its share
+
+
+def test_zero_weight_and_unlisted_bands_are_not_served(shared_ready_wh):
+    with StreamReader(shared_ready_wh, {"hard": 1.0, "easy": 0.0}, seed=1, max_epochs=1) as r:
+        items = list(r)
+    assert {i.band for i in items} == {"hard"} and len(items) == 20
+
+
+def test_where_filter_and_bad_weights(shared_ready_wh):
+    with StreamReader(shared_ready_wh, EVEN, seed=0, where="question_id < 'q010'",
+                      max_epochs=1) as r:
+        assert {i.question_id for i in r} == {f"q{i:03d}" for i in range(10)}
+    with pytest.raises(ValueError, match="unknown band"):
+        StreamReader(shared_ready_wh, {"medum": 1.0}, seed=0)
+    with pytest.raises(ValueError, match="positive weight"):
+        StreamReader(shared_ready_wh, {"easy": 0.0}, seed=0)
+
+
+def test_same_seed_same_stream_other_seed_other_stream(shared_ready_wh):
+    def ids(seed):
+        with StreamReader(shared_ready_wh, EVEN, seed=seed, max_epochs=1) as r:
+            return [i.question_id for i in r.next_batch(30)]
+    assert ids(7) == ids(7) and ids(7) != ids(8)
+
+
+def test_newly_committed_rows_join_the_current_epoch(ready_wh):
+    with warehouse.open(ready_wh) as wh:
+        reader = StreamReader(wh, EVEN, seed=0, refresh_s=0.0, max_epochs=1)
+        first = reader.next_batch(30)
+        add_ready(wh, ["new1", "new2", "new3"], band_of=lambda i: "hard")
+        rest = list(reader)
+    ids = [i.question_id for i in first + rest]
+    assert sorted(ids) == sorted(ALL | {"new1", "new2", "new3"})
+
+
+def test_rows_that_leave_train_ready_are_dropped(ready_wh):
+    from warehouse.schema import VerdictRecord
+    with warehouse.open(ready_wh) as wh:
+        reader = StreamReader(wh, EVEN, seed=0, refresh_s=0.0, max_epochs=1)
+        served = {i.question_id for i in reader.next_batch(10)}
+        victim = sorted(ALL - served)[0]
+        wh.append([VerdictRecord(question_id=victim, check_name="grounding", status="fail")])
+        rest = {i.question_id for i in reader}
+    assert victim not in rest and len(served | rest) == 59
+
+
+RESUME = """
+import json, sys
+from warehouse import StreamReader
+path, state_file, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+r = StreamReader(path, {"easy": 1, "medium": 2, "hard": 3}, seed=11, max_epochs=2)
+if n < 0:  # resume: load the cursor saved by the first process and read to the end
+    r.load_state_dict(json.load(open(state_file)))
+    items = list(r)
+else:
+    items = r.next_batch(n)
+    json.dump(r.state_dict(), open(state_file, "w"))
+print(json.dumps([[i.question_id, r.epoch] for i in items]))
+"""
+
+
+def test_cursor_save_and_restore_across_process_restart(shared_ready_wh, tmp_path):
+    state = tmp_path / "cursor.json"
+    before = json.loads(run_child(RESUME, str(shared_ready_wh), str(state), "37"))
+    assert json.loads(state.read_text())["epoch"] == 0
+    after = json.loads(run_child(RESUME, str(shared_ready_wh), str(state), "-1"))
+    stream = [qid for qid, _ in before + after]
+    assert len(stream) == 120
+    assert Counter(stream[:60]) == Counter(ALL) and Counter(stream[60:]) == Counter(ALL)
+    # The restored reader continues exactly as an uninterrupted one would have.
+    with StreamReader(shared_ready_wh, {"easy": 1, "medium": 2, "hard": 3}, seed=11,
+                      max_epochs=2) as r:
+        assert [i.question_id for i in r] == stream
+
+
+def test_state_dict_is_json_and_version_checked(shared_ready_wh):
+    with StreamReader(shared_ready_wh, EVEN, seed=0) as r:
+        r.next_batch(5)
+        state = json.loads(json.dumps(r.state_dict()))
+        assert len(state["served"]) == 5
+        with pytest.raises(ValueError, match="version"):
+            r.load_state_dict({**state, "version": 99})
