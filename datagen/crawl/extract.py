@@ -119,6 +119,8 @@ def extract_html(text: str, url: str, *, include_comments: bool = False,
     out.links = _links(tree, base)
     body = trafilatura.extract(tree, url=url, include_comments=include_comments,
                                favor_recall=favor_recall, output_format="txt")
+    if not body:  # short or oddly built pages: trafilatura's own simpler fallback
+        body = trafilatura.baseline(tree)[1]
     out.text = body or ""
     return out
 

@@ -1,0 +1,137 @@
+"""The crawler against a real loopback server that misbehaves in every way the issue lists."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from datagen.crawl import Crawler, reason_code, run_crawl, serve_handler
+from tests.crawl.conftest import fast_config
+from tests.crawl.hostile import (
+    CP1252_TEXT, CYRILLIC_TEXT, LATIN1_TEXT, HostileState, handler_factory,
+)
+
+pytestmark = pytest.mark.integration
+
+
+def _by_path(wh, base: str) -> dict[str, dict]:
+    rows = wh.sql("SELECT url, final_url, http_status, outcome, reason, bytes FROM fetches").to_pylist()
+    out = {}
+    for r in rows:
+        path = r["url"][len(base):]
+        assert path not in out, f"{path} attempted twice"
+        out[path] = r
+    return out
+
+
+@pytest.fixture(scope="module")
+def hostile_crawl(tmp_path_factory):
+    """One crawl of the hostile site, shared by the tests that inspect its results."""
+    import warehouse
+    state = HostileState()
+    wh = warehouse.open(tmp_path_factory.mktemp("hostile") / "wh")
+    with serve_handler(handler_factory(state)) as base:
+        t = time.monotonic()
+        summary = run_crawl(fast_config([base + "/index.html"]), wh)
+        elapsed = time.monotonic() - t
+    yield base, state, wh, summary, elapsed
+    wh.close()
+
+
+def test_every_hostile_url_is_recorded_with_its_reason(hostile_crawl):
+    base, state, wh, summary, elapsed = hostile_crawl
+    rows = _by_path(wh, base)
+    expect = {
+        "/redirect-loop/a": ("failed", "redirect_loop"),
+        "/huge.html": ("failed", "too_large"),
+        "/huge-declared.html": ("failed", "too_large"),
+        "/binary.html": ("failed", "binary_content"),
+        "/bomb.html": ("failed", "decompressed_too_large"),
+        "/slow.html": ("failed", "deadline_exceeded"),
+        "/private/secret.html": ("skipped", "robots_disallowed"),
+        "/noindex-header.html": ("skipped", "noindex"),
+        "/report.pdf": ("skipped", "content_type"),
+        "/missing.html": ("failed", "http_404"),
+        "/moved": ("skipped", "duplicate_url"),
+        "/variant.html": ("skipped", "duplicate_canonical"),
+        "/flaky.html": ("stored", ""), "/limited.html": ("stored", ""),
+        "/malformed.html": ("stored", ""), "/latin1.html": ("stored", ""),
+        "/cp1252.html": ("stored", ""), "/cyrillic.html": ("stored", ""),
+        "/nofollow.html": ("stored", ""), "/index.html": ("stored", ""),
+    }
+    got = {p: (rows[p]["outcome"], reason_code(rows[p]["reason"])) for p in expect if p in rows}
+    assert got == expect
+    # exactly one of two identical pages is kept; the other is a content duplicate
+    pair = sorted((rows[p]["outcome"], reason_code(rows[p]["reason"])) for p in ("/good.html", "/dup.html"))
+    assert pair == [("skipped", "duplicate_content"), ("stored", "")]
+    assert "/only-linked-from-nofollow.html" not in rows  # nofollow honoured
+    assert summary.attempted == len(rows) == wh.count("fetches")
+
+
+def test_hostile_crawl_is_bounded_and_polite(hostile_crawl):
+    base, state, wh, summary, elapsed = hostile_crawl
+    assert elapsed < 15, f"crawl took {elapsed:.1f} s"
+    assert "/private/secret.html" not in state.counts  # never requested
+    assert state.counts["/flaky.html"] == 3  # two 500s, then success
+    first, second = state.times("/limited.html")
+    assert second - first >= 0.95  # Retry-After: 1 honoured
+    assert state.counts["/slow.html"] == 1  # a deadline is recorded, not retried
+    rows = _by_path(wh, base)
+    assert rows["/huge.html"]["bytes"] <= 2_000_000 + 65_536  # stopped reading near the cap
+    assert rows["/flaky.html"]["http_status"] == 200
+
+
+def test_good_pages_are_decoded_and_none_truncated(hostile_crawl):
+    base, state, wh, summary, elapsed = hostile_crawl
+    pages = {r["url"][len(base):]: r for r in
+             wh.sql("SELECT url, title, text, html FROM pages").to_pylist()}
+    assert LATIN1_TEXT in pages["/latin1.html"]["text"]
+    assert CP1252_TEXT in pages["/cp1252.html"]["text"]
+    assert CYRILLIC_TEXT in pages["/cyrillic.html"]["text"]
+    assert pages["/cyrillic.html"]["title"] == "Город"
+    assert "copper mines of the northern valley" in pages["/malformed.html"]["text"]
+    assert "terraced houses" in pages["/malformed.html"]["text"]
+    for bad in ("/huge.html", "/bomb.html", "/binary.html", "/slow.html", "/noindex-header.html"):
+        assert bad not in pages
+    assert all("\ufffd" not in p["text"] for p in pages.values())
+
+
+def test_loopback_is_refused_unless_allowed(hostile, wh):
+    base, state = hostile
+    summary = run_crawl(fast_config([base + "/index.html"], allow_private=False), wh)
+    rows = wh.sql("SELECT outcome, reason FROM fetches").to_pylist()
+    assert summary.stored == 0 and len(rows) == 1
+    assert rows[0]["outcome"] == "skipped" and rows[0]["reason"].startswith("private_address")
+    assert state.counts == {}  # nothing was sent to the private host
+
+
+def test_batches_commit_and_a_rerun_resumes_without_duplicates(hostile, wh):
+    base, state = hostile
+    cfg = fast_config([base + "/index.html"], batch_size=2, exclude=["slow", "limited", "flaky"])
+
+    def crash_after_some(summary):
+        if summary.stored == 5:
+            raise KeyboardInterrupt  # a crash mid-crawl: batches already committed stay
+    with pytest.raises(KeyboardInterrupt):
+        run_crawl(cfg, wh, on_progress=crash_after_some)
+    kept = wh.count("pages")
+    assert 0 < kept <= 5
+    status = wh.sql("SELECT status FROM runs").to_pylist()
+    assert status == [{"status": "interrupted"}]
+    second = run_crawl(cfg, wh)
+    urls = [r["url"] for r in wh.sql("SELECT url FROM pages").to_pylist()]
+    assert len(urls) == len(set(urls)), "a page was stored twice"
+    assert second.by_reason[("skipped", "not_modified")] + second.by_reason[("skipped", "unchanged")] >= kept
+    third = run_crawl(cfg, wh)
+    assert third.stored == 0  # nothing changed on the server
+
+
+def test_max_pages_and_depth(hostile, wh):
+    base, state = hostile
+    summary = run_crawl(fast_config([base + "/index.html"], max_pages=3,
+                                    exclude=["slow", "limited", "flaky"]), wh)
+    assert summary.stored == 3 == wh.count("pages")
+    summary = asyncio.run(Crawler(fast_config([base + "/index.html"], max_depth=0), None).run())
+    assert summary.attempted == 1  # the seed only
