@@ -1,0 +1,336 @@
+"""Answer equivalence: is a predicted answer the same answer as the gold one?
+
+The decision is a short cascade of linguistic rules over canonical tokens
+(see normalize.py); the first rule that settles the case names itself in
+``EquivalenceScore.rule``. Nothing here is fitted to a labelled set.
+
+1. ``exact``: same canonical tokens (articles, accents, number words, Roman
+   numerals, unit spellings, honorifics already folded).
+2. ``yes_no``: a yes/no gold is matched by the polarity the prediction opens with.
+3. ``date``: a date gold is matched by a date in the prediction that states
+   every part the gold states (the prediction may be more precise).
+4. ``contained``: the gold occurs in the prediction (an answer embedded in a
+   sentence), unless that occurrence is negated ("not Paris") or hedged
+   ("Paris or Lyon").
+5. ``name``: person names agree on surname and, where both give one, on the
+   given name (initials match), middle names optional.
+6. ``list``: a list gold is matched when every item occurs.
+7. ``gold_words``: every content word of a multi-word gold occurs in the
+   prediction's clause (reordered phrasing, "World War II" / "the second
+   world war" aside).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from verifiers.dates import as_date, find_dates
+from verifiers.names import names_match, looks_like_name
+from verifiers.normalize import (
+    STOPWORDS, Tokens, canonical_tokens, content_words, same_stem, squad_normalize,
+)
+
+NEGATORS = frozenset({"not", "no", "never", "neither", "nor", "none", "nobody", "cannot",
+                      "incorrect", "wrong", "false", "unlike", "instead", "rather"})
+YES = frozenset({"yes", "yeah", "yep", "correct", "true", "indeed", "right", "affirmative"})
+NO = frozenset({"no", "nope", "not", "false", "incorrect", "never", "negative"})
+_NEG_WINDOW = 4
+
+
+@dataclass(frozen=True)
+class EquivalenceScore:
+    """The decision, the classic SQuAD scores (best over references) and the deciding rule."""
+
+    equivalent: bool
+    em: float
+    f1: float
+    rule: str
+    reference: str = ""
+
+
+_PAREN = re.compile(r"\s*\(([^()]*)\)\s*")
+
+
+def references(gold: str, aliases: Iterable[str] = ()) -> list[str]:
+    """Gold and aliases, deduplicated; a parenthetical is an alternative name or a gloss,
+    so "adenosine diphosphate (ADP)" also yields "adenosine diphosphate" and "ADP"."""
+    seen, out = set(), []
+    expanded = []
+    for ref in (gold, *aliases):
+        expanded.append(ref)
+        if ref and _PAREN.search(ref):
+            expanded.append(_PAREN.sub(" ", ref).strip())
+            expanded += [m for m in _PAREN.findall(ref) if len(m.strip()) > 1]
+    for ref in expanded:
+        key = squad_normalize(ref or "")
+        if ref and ref.strip() and key not in seen:
+            seen.add(key)
+            out.append(ref)
+    return out
+
+
+def token_f1(prediction: str, reference: str) -> float:
+    p, r = squad_normalize(prediction).split(), squad_normalize(reference).split()
+    common = sum(min(p.count(w), r.count(w)) for w in set(p) & set(r))
+    if not p or not r or common == 0:
+        return float(p == r)
+    precision, recall = common / len(p), common / len(r)
+    return 2 * precision * recall / (precision + recall)
+
+
+def score_answer(prediction: str, gold: str, aliases: Sequence[str] = (),
+                 question: str | None = None) -> EquivalenceScore:
+    """Score ``prediction`` against ``gold`` and its ``aliases``.
+
+    >>> score_answer("It was Wilhelm Röntgen in 1901.", "Wilhelm Conrad Rontgen").rule
+    'name'
+    >>> is_equivalent("Not Paris, but Lyon", "Paris")
+    False
+    """
+    refs = references(gold, aliases)
+    if not refs:
+        raise ValueError("score_answer needs a non-empty gold answer")
+    em = max(float(squad_normalize(prediction) == squad_normalize(r)) for r in refs)
+    f1 = max(token_f1(prediction, r) for r in refs)
+    pred = canonical_tokens(prediction or "")
+    q_words = _question_context(question)
+    ref_tokens = [canonical_tokens(r) for r in refs]
+    if _date_conflict(pred, ref_tokens):
+        return EquivalenceScore(False, em, f1, "date_conflict", "")
+    verdicts = [_decide(pred, prediction or "", t, r, q_words) for t, r in zip(ref_tokens, refs)]
+    for ok, rule, ref in ((v[0], v[1], r) for v, r in zip(verdicts, refs)):
+        if ok:
+            return EquivalenceScore(True, em, f1, rule, ref)
+    reason = next((v[1] for v in verdicts if v[1] != "no_match"), "no_match")
+    return EquivalenceScore(False, em, f1, reason, "")
+
+
+def is_equivalent(prediction: str, gold: str, aliases: Sequence[str] = (),
+                  question: str | None = None) -> bool:
+    """True when ``prediction`` gives the same answer as ``gold`` (or one of ``aliases``)."""
+    return score_answer(prediction, gold, aliases, question).equivalent
+
+
+def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str, q_words: set[str]) -> tuple[bool, str]:
+    """(equivalent, rule) for one reference; a False rule names why it failed."""
+    if not ref.words:
+        return False, "empty_reference"
+    if pred.words == ref.words:
+        return True, "exact"
+    if ref.words[0] in ("yes", "no") and len(ref.words) == 1:
+        return (_polarity(pred) == ref.words[0]), "yes_no"
+    gold_date = as_date(ref.words)
+    if gold_date is not None and (gold_date.month or gold_date.day):
+        return _date_match(pred, gold_date)
+    found, blocked = _find_clean(pred, ref.words, q_words)
+    if found:
+        return True, "contained"
+    if looks_like_name(ref_text) and names_match(pred_text, ref_text):
+        return True, "name"
+    if _list_match(pred, ref_text, q_words):
+        return True, "list"
+    if _gold_words_in_clause(pred, ref, q_words):
+        return True, "gold_words"
+    head = _head_before_modifier(ref)
+    if head and _find_clean(pred, head, q_words)[0]:
+        return True, "gold_head"
+    if _in_range(pred, ref):
+        return True, "number_range"
+    if acronym_match(pred_text, ref_text):
+        return True, "acronym"
+    if "where" in q_words and _locative_match(pred, ref_text, q_words):
+        return True, "location"
+    return False, blocked or "no_match"
+
+
+_LOCATIVE = (re.compile(r"\b(?:in|at|near)\s+(.+)$"), re.compile(r"^([^,]+),\s*[^,]+$"))
+
+
+def _locative_match(pred: Tokens, ref_text: str, q_words: set[str]) -> bool:
+    """For a "where" question a coarser or finer place is the same answer: the object of a
+    locative phrase ("FedExField in Landover, Maryland" → "Landover, Maryland") or the
+    place before its qualifier ("Madison, Wisconsin" → "Madison")."""
+    for pattern in _LOCATIVE:
+        m = pattern.search(ref_text)
+        part = canonical_tokens(m.group(1)).words if m else ()
+        if content_words(part) and _find_clean(pred, part, q_words)[0]:
+            return True
+    return False
+
+
+def _number(word: str) -> float | None:
+    try:
+        return float(word)
+    except ValueError:
+        return None
+
+
+def _in_range(pred: Tokens, ref: Tokens) -> bool:
+    """A gold range "10–12 years" is answered by any number inside it ("11.3 years")."""
+    w = [x for x in ref.words if x not in ("between", "from")]
+    if len(w) < 2 or _number(w[0]) is None:
+        return False
+    k = 2 if w[1] in ("to", "and") else 1
+    if k >= len(w) or _number(w[k]) is None:
+        return False
+    low, high, unit = _number(w[0]), _number(w[k]), w[k + 1:k + 2]
+    for i, word in enumerate(pred.words):
+        value = _number(word)
+        if value is None or not low <= value <= high or _negated(pred, i):
+            continue
+        if not unit or pred.words[i + 1:i + 2] == tuple(unit):
+            return True
+    return False
+
+
+_ACRONYM_SKIP = frozenset({"of", "and", "the", "for", "in", "on", "&"})
+
+
+def acronym_match(prediction: str, gold: str) -> bool:
+    """"DMV" ~ "Department of Motor Vehicles", either way round."""
+    for short, long_ in ((gold, prediction), (prediction, gold)):
+        acr = short.strip().strip(".").replace(".", "")
+        if not (2 <= len(acr) <= 6 and acr.isupper() and acr.isalpha()):
+            continue
+        words = [w for w in re.findall(r"[A-Za-z]+", long_) if w.lower() not in _ACRONYM_SKIP]
+        initials = "".join(w[0] for w in words).upper()
+        caps = "".join(w[0] for w in words if w[0].isupper())
+        if acr in caps or (acr in initials and len(words) <= len(acr) + 2):
+            return True
+    return False
+
+
+_POSTMODIFIER = frozenset({"in", "at", "of", "on", "near", "from"})
+
+
+def _head_before_modifier(ref: Tokens) -> tuple[str, ...] | None:
+    """The gold without a trailing prepositional modifier: "Camping World Stadium in Orlando"
+    → "Camping World Stadium". Only when the head keeps at least two content words, so
+    "the Gospel of Luke" does not shrink to "Gospel"."""
+    words = ref.words
+    for k, w in enumerate(words):
+        if w in _POSTMODIFIER and k > 0:
+            head = words[:k]
+            return head if len(content_words(head)) >= 2 else None
+    return None
+
+
+def _question_context(question: str | None) -> set[str]:
+    """The question's canonical words plus its bigrams (as "w1 w2" strings)."""
+    if not question:
+        return set()
+    words = canonical_tokens(question).words
+    return set(words) | {f"{a} {b}" for a, b in zip(words, words[1:])}
+
+
+def _restates_question(pred: Tokens, start: int, end: int, q_words: set[str]) -> bool:
+    """The occurrence is part of a phrase copied from the question ("east of the Jordan
+    River" when the gold is "Jordan"), so it does not give the answer."""
+    w = pred.words
+    if not all(x in q_words for x in w[start:end]):
+        return False
+    before = f"{w[start - 1]} {w[start]}" if start > 0 else ""
+    after = f"{w[end - 1]} {w[end]}" if end < len(w) else ""
+    return before in q_words or after in q_words
+
+
+def _occurrences(hay: tuple[str, ...], needle: tuple[str, ...]) -> list[int]:
+    n = len(needle)
+    return [i for i in range(len(hay) - n + 1) if hay[i:i + n] == needle]
+
+
+def _find_clean(pred: Tokens, needle: tuple[str, ...], q_words: set[str]) -> tuple[bool, str]:
+    """Is there an occurrence of ``needle`` that is neither negated nor hedged?"""
+    blocked = ""
+    for i in _occurrences(pred.words, needle):
+        if _restates_question(pred, i, i + len(needle), q_words):
+            blocked = blocked or "restates_question"
+        elif _negated(pred, i):
+            blocked = "negated"
+        elif _hedged(pred, i, i + len(needle), q_words):
+            blocked = "hedged"
+        else:
+            return True, ""
+    return False, blocked
+
+
+def _negated(pred: Tokens, start: int) -> bool:
+    clause = pred.clauses[start]
+    for k in range(max(0, start - _NEG_WINDOW), start):
+        if pred.clauses[k] == clause and pred.words[k] in NEGATORS:
+            if pred.words[k] == "not" and k + 1 < len(pred.words) and pred.words[k + 1] == "only":
+                continue
+            return True
+    return False
+
+
+def _hedged(pred: Tokens, start: int, end: int, q_words: set[str]) -> bool:
+    """The match is one of several candidates joined by "or" ("either X or Y")."""
+    if "or" in q_words:
+        return False  # the question itself offers a choice
+    w, c = pred.words, pred.clauses
+    around = [k for k in (start - 1, end) if 0 <= k < len(w) and c[k] == c[start]]
+    if any(w[k] == "or" for k in around):
+        return True
+    before = range(max(0, start - 2), start)
+    return any(w[k] == "either" for k in before)
+
+
+def _polarity(pred: Tokens) -> str | None:
+    for word in pred.words[:3]:
+        if word in YES:
+            return "yes"
+        if word in NO:
+            return "no"
+    return None
+
+
+def _date_match(pred: Tokens, gold) -> tuple[bool, str]:
+    for d in find_dates(pred.words):
+        if d.agrees_with(gold) and not _negated(pred, d.start) and not _hedged(pred, d.start, d.end, set()):
+            return True, "date"
+    return False, "date_mismatch"
+
+
+def _date_conflict(pred: Tokens, refs: list[Tokens]) -> bool:
+    """The prediction states a day-precise date in a gold date's year that agrees with no
+    day-precise gold date: "January 26, 1788" is wrong even though the gold's alias
+    "1788" is in it, because another alias says "18 January 1788"."""
+    golds = [d for d in (as_date(t.words) for t in refs) if d and d.year and d.month and d.day]
+    if not golds:
+        return False
+    years = {g.year for g in golds}
+    stated = [d for d in find_dates(pred.words) if d.year in years and d.month and d.day]
+    return bool(stated) and not any(d.agrees_with(g) for d in stated for g in golds)
+
+
+def _list_match(pred: Tokens, ref_text: str, q_words: set[str]) -> bool:
+    import re
+    items = [x for x in re.split(r",|;|\band\b|&", ref_text) if x.strip()]
+    if len(items) < 2:
+        return False
+    return all(_find_clean(pred, canonical_tokens(x).words, q_words)[0]
+               for x in items if canonical_tokens(x).words)
+
+
+def _gold_words_in_clause(pred: Tokens, ref: Tokens, q_words: set[str]) -> bool:
+    """Every informative content word of the gold in one clause ("his brother" / "his late
+    brother"). Gold words that repeat the question carry no answer ("subdural hematoma"
+    asked as "which type of hematoma" is answered by "subdural")."""
+    gold = set(content_words(ref))
+    informative = gold - q_words
+    gold = informative or gold
+    if not gold:
+        return False
+    by_clause: dict[int, set[str]] = {}
+    for w, c in zip(pred.words, pred.clauses):
+        by_clause.setdefault(c, set()).add(w)
+    need = len(gold) // 2 + 1  # a strict majority of the gold's informative words
+    return any(sum(g in words or any(same_stem(g, w) for w in words) for g in gold) >= need
+               for words in by_clause.values())
+
+
+__all__ = ["EquivalenceScore", "score_answer", "is_equivalent", "token_f1", "references",
+           "STOPWORDS"]

@@ -1,0 +1,91 @@
+"""Person names: the same person written with or without middle names or initials.
+
+"Wilhelm Röntgen", "W. C. Röntgen" and "Röntgen" name the gold person
+"Wilhelm Conrad Röntgen"; "Daniel Röntgen" is a different person who shares
+the surname, and "Wilhelm Wien" one who shares the given name.
+"""
+
+from __future__ import annotations
+
+import re
+
+from verifiers.normalize import HONORIFICS, strip_accents, unglue
+
+PARTICLES = frozenset({"de", "da", "di", "del", "della", "der", "van", "von", "la", "le", "du",
+                       "bin", "ibn", "al", "el", "dos", "das", "y", "ben", "mac"})
+TITLES = HONORIFICS | frozenset({
+    "judge", "justice", "president", "senator", "governor", "general", "captain", "colonel",
+    "king", "queen", "prince", "princess", "pope", "emperor", "chancellor", "minister", "chief",
+    "father", "fr", "bishop", "cardinal", "rabbi", "imam", "sheikh", "brother", "sister",
+})
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*\.?")
+_NEGATORS = {"not", "never", "no", "neither", "nor", "isn't", "wasn't", "unlike"}
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(unglue(strip_accents(text)))
+
+
+def looks_like_name(text: str) -> bool:
+    """2–5 capitalised words (particles allowed), no digits: a plausible personal name."""
+    if any(ch.isdigit() for ch in text):
+        return False
+    words = [w for w in _words(text) if w.lower().rstrip(".") not in TITLES]
+    caps = [w for w in words if w[0].isupper()]
+    rest = [w for w in words if not w[0].isupper()]
+    return 2 <= len(caps) <= 5 and all(w.lower() in PARTICLES for w in rest)
+
+
+def _given_matches(pred_given: list[str], gold_given: list[str]) -> bool:
+    """The first given names agree (a name or its initial); middle names are optional.
+
+    A prediction with no given name (surname only) is accepted.
+    """
+    if not pred_given or not gold_given:
+        return True
+    p = pred_given[0].rstrip(".").lower()
+    # People often go by a middle name ("Greg Wise" for Matthew Gregory Wise), so the
+    # prediction's first given name may match any gold given name: exactly, as an
+    # initial, or as a short form that is a prefix (Pat / Patrick, Johnny / John).
+    for g in (x.rstrip(".").lower() for x in gold_given):
+        if p == g or (len(p) == 1 and g.startswith(p)) or (len(g) == 1 and p.startswith(g)) \
+                or (min(len(p), len(g)) >= 3 and (g.startswith(p) or p.startswith(g))):
+            return True
+    return False
+
+
+def names_match(prediction: str, gold_name: str) -> bool:
+    """Does ``prediction`` name the person ``gold_name`` (see module docstring)?"""
+    gold = [w for w in _words(gold_name) if w.lower().rstrip(".") not in TITLES]
+    if len(gold) < 2:
+        return False
+    surname, gold_given = gold[-1].lower(), [w for w in gold[:-1] if w.lower() not in PARTICLES]
+    text = unglue(strip_accents(prediction))
+    spans = list(_WORD.finditer(text))
+    words = [m.group() for m in spans]
+    for j, w in enumerate(words):
+        if not w[0].isupper() or not _surname_matches(w.lower().rstrip("."), surname):
+            continue
+        k = j
+        while k > 0 and words[k - 1][0].isupper() and words[k - 1].lower().rstrip(".") not in TITLES:
+            k -= 1
+        pred_given = [x for x in words[k:j] if x.lower() not in PARTICLES]
+        if k > 0 and words[k - 1].lower() in _NEGATORS:
+            continue
+        after = words[j + 1] if j + 1 < len(words) else ""
+        joined = j + 1 < len(words) and not text[spans[j].end():spans[j + 1].start()].strip()
+        if joined and after[:1].isupper() and after.lower().rstrip(".") not in PARTICLES | TITLES:
+            continue  # "Röntgen Smith": the surname is someone's given name here
+        if w.lower().rstrip(".") != surname and not (pred_given and gold_given):
+            continue  # a transliterated surname needs the given name to confirm it
+        if _given_matches(pred_given, gold_given):
+            return True
+    return False
+
+
+def _surname_matches(pred: str, gold: str) -> bool:
+    """Exact, or a transliteration variant (Dutt / Dutta): one letter added or changed at the end."""
+    if pred == gold:
+        return True
+    short, long_ = sorted((pred, gold), key=len)
+    return len(short) >= 4 and len(long_) - len(short) <= 1 and long_.startswith(short[:-1])

@@ -1,0 +1,215 @@
+"""Text normalisation for answer comparison.
+
+Two levels:
+- :func:`squad_normalize` is the SQuAD v1.1 normalisation (lower case, no
+  punctuation, no articles, single spaces), used for the reported EM and F1.
+- :func:`canonical_tokens` goes further, so that surface variants of the same
+  answer become the same token sequence: accents folded (Röntgen → rontgen),
+  number words and magnitudes as values ("two and a half million" →
+  2500000), ordinals (first, 1st → 1st), upper-case Roman numerals
+  (XLIX → 49), unit and honorific spellings, plural -s. Each token keeps the
+  index of its clause so callers can reason about negation and hedging near a
+  match.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from dataclasses import dataclass
+
+from verifiers.numbers import format_number, parse_number_words
+
+ARTICLES = frozenset({"a", "an", "the"})
+HONORIFICS = frozenset({
+    "mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "dame", "lord", "lady",
+    "rev", "reverend", "hon", "jr", "sr", "junior", "senior", "mx", "madam", "madame",
+})
+# Spelling variants that are the same word (British/American, abbreviations).
+SYNONYMS = {
+    "st": "saint", "mt": "mount", "ft": "fort", "km": "kilometre", "kilometer": "kilometre",
+    "kms": "kilometre", "mi": "mile", "m": "metre", "meter": "metre", "cm": "centimetre",
+    "centimeter": "centimetre", "mm": "millimetre", "millimeter": "millimetre", "kg": "kilogram",
+    "kgs": "kilogram", "g": "gram", "lb": "pound", "lbs": "pound", "oz": "ounce", "sq": "square",
+    "percent": "percent", "pct": "percent", "usd": "dollar", "us": "us", "u": "u",
+    "colour": "color", "centre": "center", "theatre": "theater", "favourite": "favorite",
+    "honour": "honor", "labour": "labor", "defence": "defense", "organisation": "organization",
+    "yr": "year", "yrs": "year", "hr": "hour", "hrs": "hour", "min": "minute", "mins": "minute",
+    "bce": "bc", "ce": "ad", "sec": "second", "secs": "second", "liter": "litre", "liters": "litre", "mph": "mph", "vs": "versus", "v": "versus",
+}
+_ROMAN = re.compile(r"^M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")
+_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+_ORDINAL_SUFFIX = re.compile(r"^(\d+)(st|nd|rd|th)$")
+_TOKEN = re.compile(r"\d+(?:st|nd|rd|th)\b|\d+(?:[.,]\d+)*|[^\W\d_]+|[.;:!?]|[%$€£]|,")
+CLAUSE_BREAK = frozenset({".", ";", ":", "!", "?", "but", "however", "although", "though",
+                          "whereas", "while"})
+CURRENCY = {"$": "dollar", "€": "euro", "£": "pound"}
+
+
+_MOJIBAKE = re.compile("[ÃÂâ][\x80-\xbf\u0152-\u2122]")
+
+
+def repair_mojibake(text: str) -> str:
+    """Undo UTF-8 read as cp1252/latin-1 ("DÃ¡in" → "Dáin", "10â€“12" → "10–12")."""
+    if not _MOJIBAKE.search(text):
+        return text
+    for codec in ("cp1252", "latin-1"):
+        try:
+            return text.encode(codec).decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            continue
+    return text
+
+
+def strip_accents(text: str) -> str:
+    """Fold accents and compatibility forms (ß → ss, ﬁ → fi): a stdlib unidecode for Latin text."""
+    text = repair_mojibake(text)
+    text = unicodedata.normalize("NFKD", text.replace("ß", "ss").replace("ø", "o").replace("Ø", "O")
+                                 .replace("æ", "ae").replace("Æ", "AE").replace("đ", "d")
+                                 .replace("ł", "l").replace("Ł", "L"))
+    return "".join(ch for ch in text if not unicodedata.combining(ch))
+
+
+def squad_normalize(text: str) -> str:
+    """SQuAD v1.1 answer normalisation (plus accent folding)."""
+    text = strip_accents(text or "").lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def roman_to_int(token: str) -> int | None:
+    if len(token) < 2 or not _ROMAN.match(token):
+        return None
+    total = 0
+    for ch, nxt in zip(token, token[1:] + " "):
+        v = _ROMAN_VALUES[ch]
+        total += -v if nxt != " " and _ROMAN_VALUES[nxt] > v else v
+    return total
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """Canonical tokens with the clause each came from (for negation/hedging scope)."""
+
+    words: tuple[str, ...]
+    clauses: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+# A lower-case word run straight into a capitalised one ("byJordan"), but not a
+# name's inner capital ("McNulty", "iPhone"); letters run into citation digits.
+_GLUED = re.compile(r"(?<=\b[a-z][a-z])(?=[A-Z][a-z])|(?<=[a-z]{3})(?=[A-Z][a-z])|(?<=[a-z]{2})(?=\d)")
+
+
+def unglue(text: str) -> str:
+    """Restore spaces lost around hyperlinks and citation marks ("byJordan Fisher1" → "by Jordan Fisher 1")."""
+    return _GLUED.sub(" ", text)
+
+
+def _raw_tokens(text: str) -> list[str]:
+    text = unglue(strip_accents(text or ""))
+    text = text.replace("&", " and ").replace("’", "'").replace("n't", " not")
+    out = []
+    for tok in _TOKEN.findall(text):
+        value = roman_to_int(tok) if tok.isupper() else None
+        out.append(str(value) if value is not None else tok)
+    return [t if t in CURRENCY else t.lower() for t in out]
+
+
+def _stem(word: str) -> str:
+    word = SYNONYMS.get(word, word)
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+        if word.endswith("ie") and len(word) > 4:
+            word = word[:-2] + "y"
+    return SYNONYMS.get(word, word)
+
+
+def canonical_tokens(text: str) -> Tokens:
+    """Canonical token sequence of ``text`` (see module docstring).
+
+    >>> canonical_tokens("Two and a half million dollars").words
+    ('2500000', 'dollar')
+    >>> canonical_tokens("Super Bowl XLIX, the first").words
+    ('super', 'bowl', '49', '1st')
+    """
+    raw = _raw_tokens(text)
+    words: list[str] = []
+    clauses: list[int] = []
+    clause, i = 0, 0
+    while i < len(raw):
+        tok = raw[i]
+        if tok in CLAUSE_BREAK or tok == ",":
+            clause += tok != ","
+            if tok == "," and i + 1 < len(raw) and raw[i + 1] in CLAUSE_BREAK:
+                clause += 0
+            i += 1
+            if tok not in ("but", "however", "although", "though", "whereas", "while"):
+                continue
+            continue
+        if tok in CURRENCY:
+            value, used = parse_number_words(raw, i + 1)
+            if used:
+                words += [format_number(value), CURRENCY[tok]]
+                clauses += [clause, clause]
+                i += 1 + used
+                continue
+            i += 1
+            continue
+        value, used = parse_number_words(raw, i)
+        if used:
+            words.append(format_number(value) if not isinstance(value, str) else value)
+            clauses.append(clause)
+            i += used
+            continue
+        m = _ORDINAL_SUFFIX.match(tok)
+        if m:
+            tok = f"{int(m.group(1))}st"
+        i += 1
+        if tok in ARTICLES or tok in HONORIFICS or tok == "'":
+            continue
+        if tok == "s" and words:  # possessive 's
+            continue
+        words.append(_stem(tok))
+        clauses.append(clause)
+    return Tokens(tuple(words), tuple(clauses))
+
+
+def content_words(tokens: Tokens | tuple[str, ...]) -> tuple[str, ...]:
+    words = tokens.words if isinstance(tokens, Tokens) else tokens
+    return tuple(w for w in words if w not in STOPWORDS)
+
+
+STOPWORDS = frozenset("""
+a an the of in on at to for by with from and or as is are was were be been being it its this that
+these those there their they he she his her him them we you your i me my our who whom which what
+when where why how do does did has have had not no yes into than then so such about over after
+before also only just very more most some any all each other same own up down out off
+""".split())
+APPROXIMATORS = frozenset("""
+from until till through between approximately about around roughly nearly almost circa
+early late mid
+""".split())
+STOPWORDS = STOPWORDS | APPROXIMATORS
+
+
+def same_stem(a: str, b: str) -> bool:
+    """Crude morphological match: "himalayan"/"himalayas", "sharecropper"/"sharecropping".
+
+    Words agree when they share a prefix of at least five letters and each has at
+    most three letters beyond it; digits must match exactly.
+    """
+    if a == b:
+        return True
+    if a[:1].isdigit() or b[:1].isdigit():
+        return False
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n >= 5 and len(a) - n <= 3 and len(b) - n <= 3
