@@ -8,6 +8,19 @@ a batch is a dict of tensors of shape [B, T] over the full sequence (prompt + co
 right-padded). `loss_mask[b, t] = 1` where `input_ids[b, t]` is a completion token.
 `logprobs[b, t] = log p(input_ids[b, t] | input_ids[b, :t])` (position 0 holds 0), so
 per-token logprobs of completion tokens line up with `loss_mask` directly.
+Required keys: `input_ids`, `attention_mask`, `loss_mask` (long [B, T]); anything else the
+loss needs (behaviour logprobs, advantages...) rides along in the same dict, aligned the
+same way (`training.engines.batching.pack_sequences` builds such a batch).
+
+Logprobs are those of the *sampling* distribution: inference engines report the logprob of
+each sampled token after temperature (and top-p), and `TrainEngine.forward_logprobs`
+divides the logits by the configured temperature, so both sides agree at the same weights.
+
+`train_batch(batch, loss_fn)`: every rank gets the same global batch; the engine takes its
+rows and splits them into micro-batches. `loss_fn(logprobs, micro_batch)` returns the
+token-level *mean* over that micro-batch's `loss_mask` tokens; the engine weights each
+micro-batch by its share of the global completion tokens, so the step optimises the mean
+over all completion tokens of the batch. Stats are token-weighted the same way.
 """
 
 from __future__ import annotations
@@ -68,7 +81,11 @@ class InferenceEngine(Protocol):
 
     async def agenerate(self, request: GenerationRequest) -> GenerationResult: ...
 
-    async def update_weights(self, version: int, path: str) -> None: ...
+    async def update_weights(self, version: int, path: str) -> None:
+        """Load the HF safetensors dir at `path` (from `TrainEngine.export_weights`) as
+        policy `version`. Generations in flight are interrupted and continue under the new
+        weights; tokens keep the version that produced them."""
+
 
     async def pause(self) -> None: ...
 

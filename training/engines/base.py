@@ -5,12 +5,17 @@ version; a weight update pauses the engine, which aborts the segments in flight.
 tokens so far are kept, tagged with the version that produced them, and once the engine
 resumes the request is resubmitted as prompt + tokens so far with the remaining budget.
 Backends implement only `_run_segment`, `_abort_all` and `_load_weights`.
+
+All engine state lives on the engine's own event loop in a background thread: callers may
+use any loop (or several, one per `asyncio.run`), and the backend's async machinery
+(vLLM's output handler, the HTTP client) stays bound to one loop for the engine's life.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from dataclasses import dataclass, field
 
 from training.api import GenerationRequest, GenerationResult
@@ -35,6 +40,27 @@ class InterruptibleEngine:
         self._gate: asyncio.Event | None = None  # set = running; created lazily in the loop
         self._paused_by_user = False
         self._update_lock: asyncio.Lock | None = None
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
+                                        name=f"{type(self).__name__}-loop")
+        self._thread.start()
+
+    def run_sync(self, coro):
+        """Run a coroutine on the engine's loop from synchronous code; returns its result."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    async def _on_loop(self, coro):
+        if asyncio.get_running_loop() is self._loop:
+            return await coro
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop))
+
+    def generate(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+        """Synchronous batch generation (benchmarks, scripts): all requests run concurrently."""
+
+        async def _all():
+            return await asyncio.gather(*(self._agenerate(r) for r in requests))
+
+        return self.run_sync(_all())
 
     @property
     def version(self) -> int:
@@ -49,6 +75,20 @@ class InterruptibleEngine:
         return self._gate, self._update_lock
 
     async def agenerate(self, request: GenerationRequest) -> GenerationResult:
+        return await self._on_loop(self._agenerate(request))
+
+    async def pause(self) -> None:
+        """Stop generating: in-flight segments are aborted and wait for `resume`."""
+        await self._on_loop(self._user_pause())
+
+    async def resume(self) -> None:
+        await self._on_loop(self._user_resume())
+
+    async def update_weights(self, version: int, path: str) -> None:
+        """Load the checkpoint at `path` as policy `version`, interrupting generation."""
+        await self._on_loop(self._update_weights(version, str(path)))
+
+    async def _agenerate(self, request: GenerationRequest) -> GenerationResult:
         gate, _ = self._events()
         ids: list[int] = []
         logprobs: list[float] = []
@@ -72,17 +112,15 @@ class InterruptibleEngine:
             prompt_ids=list(request.prompt_ids), output_ids=ids, output_logprobs=logprobs,
             output_versions=versions, finish_reason=finish, n_interruptions=interruptions)
 
-    async def pause(self) -> None:
-        """Stop generating: in-flight segments are aborted and wait for `resume`."""
+    async def _user_pause(self) -> None:
         self._paused_by_user = True
         await self._pause()
 
-    async def resume(self) -> None:
+    async def _user_resume(self) -> None:
         self._paused_by_user = False
         await self._resume()
 
-    async def update_weights(self, version: int, path: str) -> None:
-        """Load the checkpoint at `path` as policy `version`, interrupting generation."""
+    async def _update_weights(self, version: int, path: str) -> None:
         _, lock = self._events()
         async with lock:
             was_paused = self._paused_by_user
@@ -119,7 +157,10 @@ class InterruptibleEngine:
         raise NotImplementedError
 
     def close(self) -> None:
-        pass
+        """Stop the engine's loop thread; subclasses release their backend first."""
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
 
 
 def segment_seed(request: GenerationRequest, attempt: int) -> int | None:

@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 class HFInferenceEngine(InterruptibleEngine):
     def __init__(self, model_path: str | Path, *, dtype: str = "float32", version: int = 0,
-                 device: str = "cpu"):
+                 device: str = "cpu", num_threads: int = 1):
         super().__init__(version)
         from training.models import load_causal_lm
 
@@ -30,7 +30,10 @@ class HFInferenceEngine(InterruptibleEngine):
         self.model = load_causal_lm(model_path, dtype).to(device).eval()
         eos = self.model.generation_config.eos_token_id or self.model.config.eos_token_id
         self._eos = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hf-engine")
+        # One decode thread with few intra-op threads: batch-1 decoding gains nothing from
+        # more, and OpenMP spinning on a shared, busy machine made it 20x slower.
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hf-engine",
+                                        initializer=_set_threads, initargs=(num_threads,))
         self._abort_epoch = 0
 
     async def _run_segment(self, token_ids, max_new_tokens, request: GenerationRequest,
@@ -74,6 +77,10 @@ class HFInferenceEngine(InterruptibleEngine):
     async def _abort_all(self) -> None:
         self._abort_epoch += 1
 
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        super().close()
+
     async def _load_weights(self, path: str) -> None:
         await asyncio.get_running_loop().run_in_executor(self._pool, self._load_sync, path)
 
@@ -88,8 +95,10 @@ class HFInferenceEngine(InterruptibleEngine):
             raise ValueError(f"checkpoint {path} does not match the model: "
                              f"missing={missing[:5]} unexpected={unexpected[:5]}")
 
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+def _set_threads(n: int) -> None:
+    import torch
+
+    torch.set_num_threads(n)  # per thread: the caller's own setting is untouched
 
 
 def processed_logprobs(logits, temperature: float, top_p: float):
