@@ -91,12 +91,24 @@ def crawl(
         raise UserError("--demo crawls the built-in demo world; drop the seeds or drop --demo")
     if seeds:
         overrides["seeds"] = list(seeds)
+    _validate(overrides)  # before a warehouse is created for a run that can't start
     wh = open_warehouse(warehouse)
     try:
         summary = _run_with_progress(wh, demo, overrides)
     finally:
         wh.close()
     _print_summary(summary, wh.root)
+
+
+def _validate(overrides: dict) -> None:
+    from pydantic import ValidationError
+
+    from datagen.crawl import CrawlConfig
+    try:
+        CrawlConfig(**overrides)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise UserError(f"bad crawl setting {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
 def _read_config(path: Path | None) -> dict:
@@ -113,7 +125,6 @@ def _read_config(path: Path | None) -> dict:
 
 
 def _run_with_progress(wh, demo: bool, overrides: dict):
-    from pydantic import ValidationError
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from datagen.crawl import CrawlConfig, SeedError, crawl_demo, run_crawl
@@ -131,9 +142,6 @@ def _run_with_progress(wh, demo: bool, overrides: dict):
             if demo:
                 return crawl_demo(wh, on_progress=update, **overrides)
             return run_crawl(CrawlConfig(**overrides), wh, on_progress=update)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise UserError(f"bad crawl setting {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
         except SeedError as exc:
             raise UserError(str(exc)) from None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 PROJECT_UA = "hardqa-datagen/0.1 (hardqa QA data engine; research crawler; honours robots.txt)"
@@ -48,6 +50,16 @@ class CrawlConfig(BaseModel):
     extract_processes: int = Field(2, ge=0, description="worker processes for extraction "
                                    "(0: in the crawler's own thread)")
     favor_recall: bool = False
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _regexes(cls, v: list[str]) -> list[str]:
+        for pattern in v:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression {pattern!r} ({exc})") from None
+        return v
 
     @field_validator("allowed_content_types")
     @classmethod

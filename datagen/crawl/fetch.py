@@ -71,24 +71,25 @@ class Fetcher:
         await self.client.aclose()
 
     async def fetch(self, url: str, headers: dict[str, str] | None = None,
-                    check_redirect: RedirectCheck | None = None) -> Fetched:
+                    check_redirect: RedirectCheck | None = None, any_type: bool = False) -> Fetched:
+        """any_type: skip the content-type allow-list (robots.txt, sitemaps)."""
         started = time.monotonic()
         if url.startswith("file:"):
             res = self._read_file(url)
         else:
-            res = await self._fetch_with_retries(url, headers or {}, check_redirect)
+            res = await self._fetch_with_retries(url, headers or {}, check_redirect, any_type)
         res.elapsed_ms = (time.monotonic() - started) * 1000
         return res
 
     async def _fetch_with_retries(self, url: str, headers: dict[str, str],
-                                  check_redirect: RedirectCheck | None) -> Fetched:
+                                  check_redirect: RedirectCheck | None, any_type: bool) -> Fetched:
         res = Fetched(url=url, final_url=url)
         for attempt in range(self.cfg.max_retries + 1):
             res.attempts = attempt + 1
             wait: float | None = None
             try:
                 async with asyncio.timeout(self.cfg.request_deadline_s):
-                    await self._follow(res, headers, check_redirect)
+                    await self._follow(res, headers, check_redirect, any_type)
                 if res.status not in RETRY_STATUSES:
                     return res
                 wait = self._retry_after(res)
@@ -126,12 +127,12 @@ class Fetcher:
         return seconds if seconds <= self.cfg.max_retry_after_s else None
 
     async def _follow(self, res: Fetched, headers: dict[str, str],
-                      check_redirect: RedirectCheck | None) -> None:
+                      check_redirect: RedirectCheck | None, any_type: bool) -> None:
         """One attempt: the request and its redirect chain, all under the caller's deadline."""
         current, chain = res.url, {res.url}
         for _ in range(self.cfg.max_redirects + 1):
             res.final_url = current
-            location = await self._request(res, current, headers)
+            location = await self._request(res, current, headers, any_type)
             if location is None:
                 return
             nxt = normalise(location, base=current)
@@ -147,7 +148,8 @@ class Fetcher:
             current = nxt
         raise _Refused("failed", f"too_many_redirects: more than {self.cfg.max_redirects}")
 
-    async def _request(self, res: Fetched, url: str, headers: dict[str, str]) -> str | None:
+    async def _request(self, res: Fetched, url: str, headers: dict[str, str],
+                       any_type: bool) -> str | None:
         async with self.client.stream("GET", url, headers=headers) as resp:
             res.status = resp.status_code
             res.headers = {k.lower(): v for k, v in resp.headers.items()}
@@ -160,15 +162,15 @@ class Fetcher:
             if resp.status_code != 200:
                 res.outcome, res.reason = "failed", f"http_{resp.status_code}"
                 return None
-            self._check_type(res)
+            self._check_type(res, any_type)
             res.body = await self._read_body(resp, res)
             res.outcome, res.reason = "ok", ""
             return None
 
-    def _check_type(self, res: Fetched) -> None:
+    def _check_type(self, res: Fetched, any_type: bool) -> None:
         ctype = res.headers.get("content-type", "").split(";")[0].strip().lower()
         res.content_type = ctype or None
-        if ctype and ctype not in self.cfg.allowed_content_types:
+        if ctype and not any_type and ctype not in self.cfg.allowed_content_types:
             raise _Refused("skipped", f"content_type: {ctype}")
         length = res.headers.get("content-length", "")
         if length.isdigit() and int(length) > self.cfg.max_bytes:

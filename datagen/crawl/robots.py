@@ -50,7 +50,7 @@ class RobotsCache:
         return self._rules[host]
 
     async def _load(self, host: str) -> HostRules:
-        res = await self.fetcher.fetch(host + "/robots.txt")
+        res = await self.fetcher.fetch(host + "/robots.txt", any_type=True)
         if res.outcome == "ok" and res.body is not None:
             parser = urllib.robotparser.RobotFileParser()
             parser.parse(res.body.decode("utf-8", errors="replace").splitlines())

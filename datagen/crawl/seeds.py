@@ -76,7 +76,7 @@ async def expand_sitemaps(seeds: Seeds, fetcher: Fetcher) -> list[str]:
         if sm in done:
             continue
         done.add(sm)
-        res = await fetcher.fetch(sm)
+        res = await fetcher.fetch(sm, any_type=True)
         if res.outcome != "ok" or res.body is None:
             log.warning("sitemap %s: %s", sm, res.reason or res.status)
             continue

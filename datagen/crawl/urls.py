@@ -87,11 +87,13 @@ class Scope:
         """None when in scope, else the reason it is out of scope."""
         if depth > self.max_depth:
             return "max_depth"
+        web_prefixes = [p for p in self.prefixes if not p.startswith("file:")]
         if url.startswith("file:"):
-            if not any(url.startswith(p) for p in self.prefixes):
+            if not any(url.startswith(p) for p in self.prefixes if p.startswith("file:")):
                 return "outside_folder"
-        elif self.prefixes and not any(url.startswith(p) for p in self.prefixes):
-            return "outside_prefix"
+        elif web_prefixes:  # explicit prefixes replace the same-host rule
+            if not any(url.startswith(p) for p in web_prefixes):
+                return "outside_prefix"
         elif self.same_host and urlsplit(url).netloc not in self.hosts:
             return "other_host"
         if self.include and not any(p.search(url) for p in self.include):
@@ -119,7 +121,7 @@ class AddressGuard:
 
     async def refusal(self, url: str) -> str | None:
         """None when the host may be fetched, else the reason."""
-        if self.allow_private:
+        if self.allow_private or url.startswith("file:"):
             return None
         host = urlsplit(url).hostname or ""
         if host not in self._cache:

@@ -1,0 +1,96 @@
+"""The demo world: deterministic, complete, and its ground truth is on its pages."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import html
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from datagen.crawl import Crawler, run_crawl
+from datagen.demo_world import RELATIONS, build_world, load_facts, write_world
+from tests.crawl.conftest import fast_config
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_same_seed_same_site_other_seed_other_site(tmp_path):
+    write_world(build_world(150, seed=3), tmp_path / "a")
+    write_world(build_world(150, seed=3), tmp_path / "b")
+    write_world(build_world(150, seed=4), tmp_path / "c")
+    a, b, c = (_tree_digest(tmp_path / x) for x in "abc")
+    assert a == b
+    assert a["facts.jsonl"] != c["facts.jsonl"]
+
+
+def test_default_size_and_relation_coverage():
+    world = build_world()  # the default demo size
+    assert 1500 <= len(world) <= 2500
+    rels = Counter(f.relation for f in world.facts)
+    for needed in ("born_in", "founded_by", "located_in", "member_of", "directed_by",
+                   "born_on", "held_on", "population", "employees", "released_year"):
+        assert rels[needed] > 10, needed
+    assert set(rels) <= set(RELATIONS)
+    names = [e.name for e in world]
+    assert len(names) == len(set(names)), "entity names must be unique (answers must be)"
+    ids = set(world.entities)
+    assert all(f.object_id in ids for f in world.facts if f.value_type == "entity")
+    assert all(f.object_id is None and f.value is not None
+               for f in world.facts if f.value_type != "entity")
+
+
+def test_every_fact_is_on_its_page_with_links(small_world_dir):
+    out, world = small_world_dir
+    assert load_facts(out) == world.facts
+    index = (out / "index.html").read_text()
+    sitemap = (out / "sitemap.xml").read_text()
+    for e in world:
+        page = (out / e.path.lstrip("/")).read_text()
+        assert f"<title>{html.escape(e.name)}</title>" in page
+        assert f'href="{e.path}"' in index and f"<loc>{e.path}</loc>" in sitemap
+        infobox = re.search(r'<table class="infobox".*?</table>', page).group(0)
+        for f in world.facts_about(e.entity_id):
+            assert html.escape(f.obj) in infobox
+            assert page.count(html.escape(f.obj)) >= 2  # infobox and prose
+            if f.object_path:
+                assert f'href="{f.object_path}"' in page
+    assert "Disallow: /private/" in (out / "robots.txt").read_text()
+
+
+def test_crawled_demo_pages_carry_the_ground_truth(small_world_site, wh):
+    base, out, world = small_world_site
+    summary = run_crawl(fast_config([base + "/index.html"], extract_processes=1), wh)
+    assert summary.failed == 0
+    assert summary.by_reason[("skipped", "robots_disallowed")] == 1
+    assert summary.by_reason[("skipped", "noindex")] == 1
+    pages = {r["url"][len(base):]: r for r in wh.sql(
+        "SELECT url, title, text, links, license FROM pages").to_pylist()}
+    assert set(pages) == {e.path for e in world} | {"/index.html"}
+    for e in world:
+        page = pages[e.path]
+        assert page["title"] == e.name
+        assert page["license"] == "https://creativecommons.org/licenses/by-sa/4.0/"
+        links = {l["url"][len(base):]: l["anchor"] for l in page["links"]}
+        for f in world.facts_about(e.entity_id):
+            assert f.obj in page["text"], (e.path, f)
+            if f.object_path:
+                assert links[f.object_path] == f.obj
+
+
+def test_sitemap_seed_reaches_every_page(small_world_site):
+    base, out, world = small_world_site
+    summary = asyncio.run(Crawler(fast_config([base + "/sitemap.xml"], max_depth=0), None).run())
+    assert summary.stored == len(world)
+
+
+@pytest.mark.parametrize("n", [10, 29])
+def test_too_small_a_world_is_a_clear_error(n):
+    with pytest.raises(ValueError, match="at least 30"):
+        build_world(n)
