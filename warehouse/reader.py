@@ -26,11 +26,13 @@ Not thread-safe: use one reader per consumer.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import gc
 import logging
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -45,14 +47,19 @@ STATE_VERSION = 1
 COLUMNS = ("question_id", "question", "answer", "answer_aliases", "band", "pass_rate")
 
 
-@dataclass(frozen=True, slots=True)
-class TrainItem:
+class TrainItem(NamedTuple):
+    """One training question (a NamedTuple: immutable, typed, and cheap to build in bulk)."""
+
     question_id: str
     question: str
     answer: str
     answer_aliases: tuple[str, ...]
     band: str
     pass_rate: float | None
+
+
+# Builds a TrainItem from a row tuple entirely in C (NamedTuple._make is Python-level).
+_MAKE_ITEM = functools.partial(tuple.__new__, TrainItem)
 
 
 class StreamReader:
@@ -111,7 +118,7 @@ class StreamReader:
         self._served = set(state["served"])
         self._rng = np.random.default_rng(self.seed)
         self._rng.bit_generator.state = state["rng"]
-        self._refresh(force=True)
+        self._rebuild()
 
     def remaining(self) -> dict[str, int]:
         """Rows left in the current epoch, per band."""
@@ -141,31 +148,44 @@ class StreamReader:
             return
         self._snapshot = snap
         bands = [b for b, w in self.band_weights.items() if w > 0]
-        sql = (f"SELECT {', '.join(COLUMNS)}, hash(question_id, ?::UBIGINT) AS _prio "
+        sql = (f"SELECT {', '.join(COLUMNS)}, hash(question_id) AS _h "
                f"FROM {LAKE}.train_ready WHERE band IN ({', '.join('?' * len(bands))})")
         if self.where:
             sql += f" AND ({self.where})"
-        salt = (self.seed * 1_000_003 + self.epoch) % (1 << 63)
-        table = self._wh.con.execute(sql, [salt, *bands]).to_arrow_table()
-        self._build(table, bands)
+        rows: list[TrainItem] = []
+        ids, band_col, hashes = [], [], []
+        with _no_gc():
+            # Convert each batch while DuckDB's threads produce the next one.
+            for rb in self._wh.con.execute(sql, bands).to_arrow_reader(8192):
+                cols = [rb.column(i).to_pylist() for i in range(len(COLUMNS))]
+                cols[3] = [tuple(a) if a else () for a in cols[3]]  # answer_aliases
+                rows.extend(map(_MAKE_ITEM, zip(*cols)))
+                ids.append(rb.column(0))
+                band_col.extend(cols[4])
+                hashes.append(rb.column(len(COLUMNS)).to_numpy())
+        self._rows = rows
+        self._ids = pa.chunked_array(ids, pa.string())
+        self._bands = np.array(band_col, dtype=object)
+        self._hashes = np.concatenate(hashes).astype(np.uint64) if hashes else np.empty(0, np.uint64)
+        self._rebuild()
 
-    def _build(self, table: pa.Table, bands: list[str]) -> None:
-        """Per band: the not-yet-served rows, in priority order."""
+    def _rebuild(self) -> None:
+        """Per band: the rows not yet served this epoch, in this epoch's priority order."""
+        keep = np.ones(len(self._rows), dtype=bool)
         if self._served:
             served = pa.array(list(self._served), pa.string())
-            table = table.filter(pc.invert(pc.is_in(table["question_id"], value_set=served)))
-        self._table = table.drop_columns(["_prio"])
-        band_col = table["band"].to_numpy(zero_copy_only=False)
-        prio = table["_prio"].to_numpy()
+            keep = ~pc.is_in(self._ids, value_set=served).to_numpy(zero_copy_only=False)
+        prio = _mix(self._hashes, self.seed, self.epoch)
         self._order, self._pos = {}, {}
-        for b in bands:
-            idx = np.flatnonzero(band_col == b)
-            self._order[b] = idx[np.argsort(prio[idx], kind="stable")]
-            self._pos[b] = 0
+        for b in self.band_weights:
+            if self.band_weights[b] > 0:
+                idx = np.flatnonzero((self._bands == b) & keep)
+                self._order[b] = idx[np.argsort(prio[idx], kind="stable")]
+                self._pos[b] = 0
 
     def _next_epoch(self) -> bool:
         """Start the next epoch if this one is really over; False when nothing is left."""
-        self._refresh(force=True)  # rows committed since the last read join this epoch
+        self._refresh()  # rows committed since the last read join this epoch
         if any(self.remaining().values()):
             return True
         if self.max_epochs is not None and self.epoch + 1 >= self.max_epochs:
@@ -174,7 +194,7 @@ class StreamReader:
             return False
         self.epoch += 1
         self._served.clear()
-        self._refresh(force=True)
+        self._rebuild()
         return any(self.remaining().values())
 
     # ---- sampling --------------------------------------------------------------------
@@ -208,13 +228,33 @@ class StreamReader:
         return self._items(picks.tolist())
 
     def _items(self, picks: list[int]) -> list[TrainItem]:
-        if not picks:
-            return []
-        cols = self._table.take(pa.array(picks, pa.int64())).to_pydict()
-        items = [TrainItem(qid, q, a, tuple(al or ()), band, pr) for qid, q, a, al, band, pr
-                 in zip(*(cols[c] for c in COLUMNS))]
-        self._served.update(cols["question_id"])
+        rows = self._rows
+        items = [rows[i] for i in picks]
+        self._served.update([it[0] for it in items])
         return items
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """Pause the cyclic GC while building millions of acyclic tuples: otherwise it rescans
+    the growing heap again and again (the objects made here hold no reference cycles)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _mix(h: np.ndarray, seed: int, epoch: int) -> np.ndarray:
+    """splitmix64 of (row hash ^ salt): an independent pseudo-random order per seed and epoch."""
+    salt = np.uint64((seed * 0x9E3779B97F4A7C15 + epoch * 0xBF58476D1CE4E5B9) % (1 << 64))
+    with np.errstate(over="ignore"):
+        z = h ^ salt
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
 
 
 def _check_weights(weights: dict[str, float]) -> dict[str, float]:
