@@ -69,6 +69,14 @@ def redact(value: Any) -> Any:
     return value
 
 
+_PASSWORD = re.compile(r"\s*\bpassword\s*=\s*('[^']*'|\S+)", re.I)
+
+
+def hide_password(text: str, keep: bool = True) -> str:
+    """Mask (keep=True) or drop a `password=...` from a libpq DSN or a message quoting one."""
+    return _PASSWORD.sub(" password=***" if keep else "", text).strip()
+
+
 def code_version() -> str:
     """The git commit of the code when run from a checkout, else the package version."""
     root = Path(__file__).resolve().parent.parent
@@ -185,7 +193,8 @@ class Warehouse:
                     f"warehouse {self.root} has no snapshot {snapshot} (list them with "
                     "`datagen query \"from snapshots()\"`)") from None
             raise errors.CorruptWarehouse(
-                f"cannot open the catalog of warehouse {self.root}: {str(exc).splitlines()[0]}") from exc
+                f"cannot open the catalog of warehouse {self.root}: "
+                f"{hide_password(str(exc).splitlines()[0])}") from None
 
     # ---- lifecycle -------------------------------------------------------------------
 
@@ -522,8 +531,10 @@ def _create(root: Path, catalog: str | None, data_path: str | None) -> Warehouse
             Path(loc.data_path).mkdir(parents=True, exist_ok=True)
         wh = Warehouse(loc)
         wh.ensure_schema()  # idempotent: also completes a creation that crashed half-way
+        # A password never goes into the marker: libpq then reads PGPASSWORD or ~/.pgpass.
         marker = {"format": FORMAT_NAME, "version": FORMAT_VERSION,
-                  "catalog": catalog, "data_path": data_path}
+                  "catalog": hide_password(catalog, keep=False) if catalog else None,
+                  "data_path": data_path}
         tmp = root / (MARKER + ".tmp")
         tmp.write_text(json.dumps(marker, indent=2))
         tmp.replace(root / MARKER)  # the marker appears only once the schema exists
