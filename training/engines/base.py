@@ -40,6 +40,7 @@ class InterruptibleEngine:
         self._gate: asyncio.Event | None = None  # set = running; created lazily in the loop
         self._paused_by_user = False
         self._update_lock: asyncio.Lock | None = None
+        self.tokens_generated = 0  # backends count tokens as they arrive (progress, throughput)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
                                         name=f"{type(self).__name__}-loop")

@@ -54,6 +54,7 @@ class HFInferenceEngine(InterruptibleEngine):
                 return seg  # interrupted: finish_reason stays None
             tok, lp = await loop.run_in_executor(self._pool, self._step, state, request, gen)
             seg.ids.append(tok)
+            self.tokens_generated += 1
             seg.logprobs.append(lp)
             if tok in stops:
                 seg.finish_reason = "stop"

@@ -57,6 +57,7 @@ class RemoteInferenceEngine(InterruptibleEngine):
                 choice = json.loads(line[6:])["choices"][0]
                 ids = choice.get("token_ids") or []
                 seg.ids += ids
+                self.tokens_generated += len(ids)
                 lps = (choice.get("logprobs") or {}).get("token_logprobs") or []
                 seg.logprobs += lps[: len(ids)]
                 finish = choice.get("finish_reason") or finish

@@ -86,6 +86,7 @@ class VLLMInferenceEngine(InterruptibleEngine):
                                            request_id=uuid.uuid4().hex):
             o = out.outputs[0]
             seg.ids += list(o.token_ids)
+            self.tokens_generated += len(o.token_ids)
             seg.logprobs += [d[t].logprob for d, t in zip(o.logprobs or [], o.token_ids)]
             finish = o.finish_reason
         seg.finish_reason = _finish(finish, len(seg.ids), max_new_tokens)
