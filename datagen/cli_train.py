@@ -2,8 +2,69 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Optional
+
 import typer
+
+from datagen.cli_common import WarehouseOpt, is_tty, stderr_console, user_errors
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("train")(train)
+
+
+@user_errors
+def train(
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML training config "
+                                         "(see examples/train_cpu.yaml).")],
+    run_dir: Annotated[Optional[Path], typer.Option(
+        "--run-dir", help="Output folder (metrics.jsonl, checkpoints, final model). "
+                          "Default: runs/<config name>.")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from the latest "
+                                         "checkpoint in --run-dir.")] = False,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Asynchronous RL training (decoupled PPO + GRPO) on the warehouse's train_ready questions."""
+    from training.config import load_config
+    from training.trainer import run_train
+
+    cfg = load_config(config)
+    out = run_dir or Path("runs") / config.stem
+    console = stderr_console()
+    with _progress(console, cfg.steps) as advance:
+        summary = run_train(cfg, out, warehouse=warehouse or cfg.data.warehouse,
+                            resume=resume, on_step=advance)
+    _print_summary(summary, out)
+
+
+def _progress(console, total: int):
+    from contextlib import contextmanager
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    @contextmanager
+    def ctx():
+        progress = Progress(TextColumn("train"), BarColumn(), TextColumn("{task.completed}/"
+                            "{task.total} {task.fields[info]}"), TimeElapsedColumn(),
+                            console=console, disable=not is_tty())
+        with progress:
+            task = progress.add_task("train", total=total, info="")
+
+            def advance(row: dict) -> None:
+                ev = row.get("eval_reward")
+                info = f"reward {row['reward_mean'] or 0:.2f}" + (
+                    f" eval {ev:.2f}" if ev is not None else "")
+                progress.update(task, completed=row["step"], info=info)
+            yield advance
+    return ctx()
+
+
+def _print_summary(summary: dict, run_dir: Path) -> None:
+    keys = ("steps", "policy_version", "final_reward_mean", "final_eval_reward",
+            "groups_started", "groups_accepted", "dropped_no_signal", "dropped_rejected_episode",
+            "staleness_mean_all", "staleness_max", "final_model")
+    for k in keys:
+        typer.echo(f"{k}\t{summary.get(k)}")
+    typer.echo(f"metrics\t{run_dir / 'metrics.jsonl'}")
+    typer.echo(f"reward_curve\t{run_dir / 'reward_curve.png'}")

@@ -1,0 +1,108 @@
+"""The single-turn QA workflow: prompts, rewards from verifiers, trajectories from a real engine."""
+
+import asyncio
+import doctest
+import statistics
+
+import pytest
+
+import training.tasks
+import training.workflow
+from training.api import GenerationResult
+from training.tasks import fact_copy_questions, load_task, warm_start_pairs
+from training.workflow import QAWorkflow, answer_reward, lognormal_latency
+from warehouse.reader import StreamReader, TrainItem
+
+
+def test_doctests():
+    for mod in (training.workflow, training.tasks):
+        assert doctest.testmod(mod).failed == 0
+
+
+@pytest.mark.parametrize("response,gold,aliases,expected", [
+    ("Answer: 7", "7", (), 1.0), ("Answer: 8", "7", (), 0.0),
+    ("I think \\boxed{7}", "7", (), 1.0), ("", "7", (), 0.0),
+    ("Answer: NYC", "New York City", ("NYC",), 1.0),
+])
+def test_answer_reward_uses_extraction_and_equivalence(response, gold, aliases, expected):
+    assert answer_reward(response, gold, aliases) == expected
+
+
+class ScriptedEngine:
+    """Test double: answers with a fixed text (the model itself is random, so cannot)."""
+
+    def __init__(self, tokenizer, text, version=3):
+        self.ids = tokenizer.encode(text, add_special_tokens=False)
+        self.version = version
+
+    async def agenerate(self, request):
+        return GenerationResult(request.prompt_ids, self.ids, [-0.5] * len(self.ids),
+                                [self.version] * len(self.ids), "stop")
+
+
+def _item(q="Fact: Varo has 7 bridges. Question: How many bridges does Varo have?", a="7"):
+    return TrainItem("q1", q, a, (), "medium", 0.5)
+
+
+def test_episode_reward_and_fields(tiny_model_dir):
+    from training.models import load_tokenizer
+
+    tok = load_tokenizer(tiny_model_dir)
+    wf = QAWorkflow(tok, max_new_tokens=8)
+    right = asyncio.run(wf.run_episode(ScriptedEngine(tok, "Answer: 7"), _item()))
+    wrong = asyncio.run(wf.run_episode(ScriptedEngine(tok, "Answer: 3"), _item()))
+    assert (right.reward, wrong.reward) == (1.0, 0.0)
+    assert right.prompt_ids == wf.prompt_ids(_item().question)
+    assert tok.decode(right.prompt_ids).startswith("<|im_start|>user\nFact: Varo")
+    assert right.start_version == 3 and right.text == "Answer: 7"
+
+
+def test_long_prompt_is_rejected(tiny_model_dir):
+    from training.models import load_tokenizer
+
+    tok = load_tokenizer(tiny_model_dir)
+    wf = QAWorkflow(tok, max_prompt_tokens=10)
+    assert asyncio.run(wf.run_episode(ScriptedEngine(tok, "Answer: 7"), _item())) is None
+
+
+def test_episode_with_the_hf_engine(tiny_model_dir):
+    from training.engines.hf_engine import HFInferenceEngine
+    from training.models import load_tokenizer
+
+    tok = load_tokenizer(tiny_model_dir)
+    engine = HFInferenceEngine(tiny_model_dir, version=2)
+    try:
+        traj = asyncio.run(QAWorkflow(tok, max_new_tokens=5).run_episode(engine, _item()))
+    finally:
+        engine.close()
+    assert 1 <= len(traj.output_ids) <= 5
+    assert len(traj.output_logprobs) == len(traj.output_ids) == len(traj.output_versions)
+    assert all(lp <= 0 for lp in traj.output_logprobs)
+    assert set(traj.output_versions) == {2} and traj.reward in (0.0, 1.0)
+
+
+def test_tool_latency_is_lognormal_with_the_median():
+    draw = lognormal_latency(1.0, 1.2, seed=0)
+    xs = [draw() for _ in range(4000)]
+    assert statistics.median(xs) == pytest.approx(1.0, rel=0.1)
+    assert max(xs) > 10 * statistics.mean(xs) / 2      # long tail
+
+
+def test_task_questions_split_and_warm_start_answers_are_random():
+    train = fact_copy_questions(300, "train")
+    ev = fact_copy_questions(50, "eval")
+    names = lambda qs: {q.question.split()[1] for q in qs}   # noqa: E731
+    assert not names(train) & names(ev)
+    pairs = warm_start_pairs(train)
+    agree = sum(a == f"Answer: {q.answer}" for (_, a), q in zip(pairs, train)) / len(train)
+    assert agree < 0.25                                 # format only, not the task
+
+
+def test_load_task_into_train_ready(wh):
+    n = load_task(wh, "fact_copy", 30)
+    assert load_task(wh, "fact_copy", 30) == n          # idempotent
+    assert wh.count("questions") == 30
+    reader = StreamReader(wh, {"medium": 1.0}, seed=0)
+    items = reader.next_batch(30)
+    assert len({i.question_id for i in items}) == 30
+    assert all(i.answer in i.question for i in items)

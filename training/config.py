@@ -1,0 +1,128 @@
+"""The one typed config of `datagen train`: defaults here, a YAML file only overrides.
+
+Light to import (pydantic only), so `datagen --help` stays instant.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelConfig(_Strict):
+    path: Optional[str] = Field(None, description="HF model dir; None builds the tiny model")
+    tiny_hidden: int = 128
+    tiny_layers: int = 2
+    tiny_heads: int = 4
+    tiny_kv_heads: int = 2
+    tiny_intermediate: int = 256
+    tiny_vocab_size: int = 512
+    seed: int = 0
+
+
+class DataConfig(_Strict):
+    warehouse: Optional[str] = Field(None, description="default: $DATAGEN_WAREHOUSE or the "
+                                     "per-user folder; --warehouse overrides")
+    task: Optional[Literal["fact_copy"]] = Field(
+        None, description="load this built-in task into the warehouse before training")
+    task_size: int = Field(400, ge=1)
+    band_weights: dict[str, float] = Field(
+        default_factory=lambda: {"easy": 1.0, "medium": 1.0, "hard": 1.0})
+    eval_size: int = Field(64, ge=1)
+    seed: int = 0
+
+
+class RolloutConfig(_Strict):
+    inference: Literal["hf", "vllm"] = "hf"
+    batch_size: int = Field(64, ge=1, description="trajectories per training step")
+    group_size: int = Field(8, ge=2, description="samples per question (GRPO group)")
+    max_in_flight: int = Field(64, ge=1, description="episodes generating at once")
+    max_staleness: int = Field(1, ge=0, description="η; 0 = synchronous RL")
+    max_new_tokens: int = Field(16, ge=1)
+    temperature: float = Field(1.0, gt=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    eval_temperature: float = Field(1.0, gt=0)
+    tool_latency_median_s: float = Field(0.0, ge=0, description="simulated tool latency")
+    tool_latency_sigma: float = Field(1.2, ge=0)
+    vllm_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _groups_fit(self):
+        if self.batch_size % self.group_size:
+            raise ValueError(f"rollout.batch_size {self.batch_size} must be a multiple of "
+                             f"rollout.group_size {self.group_size}")
+        if self.max_in_flight < self.group_size:
+            raise ValueError(f"rollout.max_in_flight {self.max_in_flight} must be >= "
+                             f"rollout.group_size {self.group_size}")
+        return self
+
+
+class LossConfig(_Strict):
+    eps_low: float = 0.2
+    eps_high: float = 0.28
+    behav_cap: Optional[float] = 5.0
+    cap_mode: Literal["mask", "clamp"] = "mask"
+    kl_coef: float = 0.0
+    recompute_prox: bool = Field(True, description="π_prox from the trainer before each "
+                                 "step (decoupled PPO); False: π_prox = π_behav")
+    scale_adv_by_std: bool = True
+    ppo_minibatches: int = Field(1, ge=1, description="optimizer steps per batch (rows split "
+                                 "into this many minibatches; π_prox stays the pre-batch policy)")
+
+
+class WarmStartConfig(_Strict):
+    steps: int = Field(0, ge=0, description="supervised steps on the output format (random "
+                       "answers: teaches the format, not the task)")
+    batch_size: int = 32
+    lr: Optional[float] = None
+
+
+class TrainConfig(_Strict):
+    steps: int = Field(100, ge=1)
+    eval_every: int = Field(10, ge=1)
+    checkpoint_every: int = Field(10, ge=1)
+    keep_checkpoints: int = Field(2, ge=1)
+    seed: int = 0
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    data: DataConfig = Field(default_factory=DataConfig)
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    loss: LossConfig = Field(default_factory=LossConfig)
+    warm_start: WarmStartConfig = Field(default_factory=WarmStartConfig)
+    engine: dict[str, Any] = Field(default_factory=lambda: {"lr": 1e-3, "build_shm_op": False},
+                                   description="DeepSpeedEngineConfig fields")
+
+    @model_validator(mode="after")
+    def _engine_fields(self):
+        from training.engines.deepspeed_engine import DeepSpeedEngineConfig
+
+        DeepSpeedEngineConfig(**self.engine)  # fail at load time, naming the bad field
+        return self
+
+
+def load_config(path: str | Path | None = None,
+                overrides: dict[str, Any] | None = None) -> TrainConfig:
+    """Defaults, then the YAML file, then `overrides` (nested dicts merged)."""
+    import yaml
+
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"config file {p} not found")
+        data = yaml.safe_load(p.read_text()) or {}
+        if not isinstance(data, dict):
+            raise ValueError(f"{p}: the top level must be a mapping of config sections")
+    return TrainConfig.model_validate(_merge(data, overrides or {}))
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out

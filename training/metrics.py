@@ -1,0 +1,87 @@
+"""Run-directory outputs: metrics.jsonl, TensorBoard, the reward-curve PNG, checkpoint rotation."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+
+class MetricsLogger:
+    """One JSON object per step in `DIR/metrics.jsonl`, the same scalars to TensorBoard."""
+
+    def __init__(self, run_dir: Path, resume_step: int | None = None):
+        self.path = run_dir / "metrics.jsonl"
+        if resume_step is not None and self.path.exists():
+            # Steps after the checkpoint are replayed after a resume: drop their old lines.
+            kept = [ln for ln in self.path.read_text().splitlines()
+                    if ln.strip() and json.loads(ln)["step"] <= resume_step]
+            self.path.write_text("".join(ln + "\n" for ln in kept))
+        self._tb = None
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._tb = SummaryWriter(str(run_dir / "tensorboard"))
+        except ImportError:  # tensorboard is optional for the run itself
+            logger.warning("tensorboard not installed: metrics go to metrics.jsonl only")
+
+    def log(self, row: dict[str, Any]) -> None:
+        with self.path.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        if self._tb is not None:
+            for k, v in row.items():
+                if isinstance(v, (int, float)) and v is not None and k != "step":
+                    self._tb.add_scalar(k, v, row["step"])
+
+    def close(self) -> None:
+        if self._tb is not None:
+            self._tb.close()
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
+    path = Path(run_dir) / "metrics.jsonl"
+    return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+
+
+def plot_reward_curve(run_dir: Path) -> Path:
+    """reward_mean per step and eval_reward where measured, as `DIR/reward_curve.png`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = read_metrics(run_dir)
+    out = Path(run_dir) / "reward_curve.png"
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot([r["step"] for r in rows], [r["reward_mean"] for r in rows],
+            label="reward_mean (all finished episodes)")
+    ev = [r for r in rows if r.get("eval_reward") is not None]
+    ax.plot([r["step"] for r in ev], [r["eval_reward"] for r in ev], "o-",
+            label="eval_reward (held-out)")
+    ax.set_xlabel("step")
+    ax.set_ylabel("reward")
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def checkpoint_dirs(run_dir: Path) -> list[Path]:
+    """Complete checkpoints (those with a DONE marker), oldest first."""
+    root = Path(run_dir) / "checkpoints"
+    if not root.is_dir():
+        return []
+    done = [p for p in root.iterdir() if p.is_dir() and (p / "DONE").exists()]
+    return sorted(done, key=lambda p: int(p.name.split("_")[-1]))
+
+
+def rotate_checkpoints(run_dir: Path, keep: int) -> None:
+    for old in checkpoint_dirs(run_dir)[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)

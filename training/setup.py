@@ -1,0 +1,185 @@
+"""Building a training run's parts from its config: warehouse, task, model, engines, reader,
+controller, workflows; the supervised warm start; rollout rows for the warehouse."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from training.config import TrainConfig
+
+logger = logging.getLogger(__name__)
+EVAL_SUFFIX = "0"   # without a built-in task, questions whose id ends in it are held out
+
+
+@dataclass
+class Parts:
+    wh: Any
+    warehouse_path: Path
+    model_path: Path
+    train_engine: Any
+    inference: Any
+    tokenizer: Any
+    reader: Any
+    controller: Any
+    workflow: Any
+    eval_workflow: Any
+    eval_items: list
+    pad_id: int
+    state: dict = field(default_factory=dict)
+
+
+class ReaderSource:
+    """The controller's item source over the warehouse StreamReader."""
+
+    def __init__(self, reader):
+        self.reader = reader
+
+    def next_item(self):
+        items = self.reader.next_batch(1)
+        return items[0] if items else None
+
+
+def write_resolved_config(cfg: TrainConfig, run_dir: Path) -> Path:
+    import yaml
+
+    path = run_dir / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
+    return path
+
+
+def _model_path(cfg: TrainConfig, run_dir: Path) -> Path:
+    if cfg.model.path:
+        path = Path(cfg.model.path)
+        if not (path / "config.json").exists():
+            raise FileNotFoundError(f"model.path {path} is not an HF model directory "
+                                    "(no config.json)")
+        return path
+    from training.models import build_tiny_model
+
+    m = cfg.model
+    return build_tiny_model(run_dir / "base_model", vocab_size=m.tiny_vocab_size,
+                            hidden=m.tiny_hidden, layers=m.tiny_layers, heads=m.tiny_heads,
+                            kv_heads=m.tiny_kv_heads, intermediate=m.tiny_intermediate,
+                            seed=m.seed)
+
+
+def make_inference_engine(cfg: TrainConfig, path: Path, version: int):
+    if cfg.rollout.inference == "hf":
+        from training.engines.hf_engine import HFInferenceEngine
+
+        return HFInferenceEngine(path, version=version)
+    from training.engines.vllm_engine import VLLMInferenceEngine
+
+    return VLLMInferenceEngine(path, version=version, **cfg.rollout.vllm_kwargs)
+
+
+def _eval_items(cfg: TrainConfig, wh) -> list:
+    from warehouse.reader import TrainItem
+
+    if cfg.data.task:
+        from training.tasks import task_questions
+
+        qs = task_questions(cfg.data.task, cfg.data.eval_size, "eval", cfg.data.seed)
+        return [TrainItem(q.question_id, q.question, q.answer, q.answer_aliases, "eval", None)
+                for q in qs]
+    rows = wh.sql(f"select question_id, question, answer, answer_aliases, band, pass_rate "
+                  f"from train_ready where question_id like '%{EVAL_SUFFIX}' "
+                  f"order by question_id limit {int(cfg.data.eval_size)}").to_pylist()
+    return [TrainItem(r["question_id"], r["question"], r["answer"],
+                      tuple(r["answer_aliases"] or ()), r["band"], r["pass_rate"]) for r in rows]
+
+
+def _workflows(cfg: TrainConfig, tokenizer):
+    from training.workflow import QAWorkflow, lognormal_latency
+
+    r = cfg.rollout
+    latency = (lognormal_latency(r.tool_latency_median_s, r.tool_latency_sigma, cfg.seed)
+               if r.tool_latency_median_s > 0 else None)
+    wf = QAWorkflow(tokenizer, r.max_new_tokens, r.temperature, r.top_p,
+                    tool_latency=latency, _seed=random.Random(cfg.seed))
+    ev = QAWorkflow(tokenizer, r.max_new_tokens, r.eval_temperature, 1.0,
+                    _seed=random.Random(cfg.seed + 1))
+    return wf, ev
+
+
+async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Path | None) -> Parts:
+    import warehouse
+    from training.controller import RolloutController
+    from training.engines.deepspeed_engine import DeepSpeedEngineConfig, DeepSpeedTrainEngine
+    from warehouse.reader import StreamReader, TrainItem
+
+    wh = warehouse.open(warehouse_path or cfg.data.warehouse)
+    if cfg.data.task:
+        from training.tasks import load_task
+
+        n = load_task(wh, cfg.data.task, cfg.data.task_size, cfg.data.seed)
+        logger.info("task %s: %d questions in the warehouse", cfg.data.task, n)
+    model_path = _model_path(cfg, run_dir)
+    engine_cfg = DeepSpeedEngineConfig(**{"temperature": cfg.rollout.temperature, **cfg.engine})
+    train_engine = await asyncio.to_thread(DeepSpeedTrainEngine, model_path, engine_cfg)
+    state = await asyncio.to_thread(train_engine.load, str(ckpt)) if ckpt else {}
+    version = state.get("version", 0)
+    serving = run_dir / "weights" / f"v{version}"
+    await asyncio.to_thread(train_engine.export_weights, str(serving))
+    inference = await asyncio.to_thread(make_inference_engine, cfg, serving, version)
+    where = None if cfg.data.task else f"question_id NOT LIKE '%{EVAL_SUFFIX}'"
+    reader = StreamReader(wh.root, cfg.data.band_weights, seed=cfg.data.seed, where=where)
+    if ckpt:
+        reader.load_state_dict(state["reader"])
+    workflow, eval_workflow = _workflows(cfg, train_engine.tokenizer)
+    r = cfg.rollout
+    controller = RolloutController(
+        lambda item: workflow.run_episode(inference, item), ReaderSource(reader),
+        batch_size=r.batch_size, group_size=r.group_size, max_in_flight=r.max_in_flight,
+        eta=r.max_staleness, version=version)
+    if ckpt:
+        cstate = dict(state["controller"])
+        cstate["pending_items"] = [TrainItem(**{**i, "answer_aliases": tuple(i["answer_aliases"])})
+                                   for i in cstate["pending_items"]]
+        controller.load_state_dict(cstate)
+    return Parts(wh, Path(wh.root), model_path, train_engine, inference,
+                 train_engine.tokenizer, reader, controller, workflow, eval_workflow,
+                 _eval_items(cfg, wh), train_engine.tokenizer.pad_token_id, state)
+
+
+def warm_start(p: Parts, cfg: TrainConfig) -> dict:
+    """Supervised steps on the output format with random answers (see training/tasks.py)."""
+    from training.engines.batching import pack_sequences
+    from training.loss import sft_loss_fn
+    from training.tasks import task_questions, warm_start_pairs
+
+    if not cfg.data.task:
+        raise ValueError("warm_start.steps > 0 needs data.task (a built-in task supplies the "
+                         "format examples); set warm_start.steps: 0 for warehouse questions")
+    questions = task_questions(cfg.data.task, cfg.data.task_size, "train", cfg.data.seed)
+    pairs = warm_start_pairs(questions, cfg.seed)
+    rng = random.Random(cfg.seed)
+    eos = p.tokenizer.eos_token_id
+    stats: dict = {}
+    for _ in range(cfg.warm_start.steps):
+        chosen = rng.sample(pairs, min(cfg.warm_start.batch_size, len(pairs)))
+        prompts = [p.workflow.prompt_ids(q) for q, _ in chosen]
+        outputs = [p.tokenizer.encode(a, add_special_tokens=False) + [eos] for _, a in chosen]
+        stats = p.train_engine.train_batch(pack_sequences(prompts, outputs, pad_id=p.pad_id),
+                                           sft_loss_fn)
+    return stats
+
+
+def rollout_records(entries, trained: bool, run_id: str) -> list:
+    """(trajectory, staleness) pairs or (trajectory, _, _) triples → RolloutRecord rows."""
+    from warehouse.schema import RolloutRecord, content_id
+
+    out = []
+    for entry in entries:
+        t, staleness = entry[0], (entry[1] if trained else 0)
+        out.append(RolloutRecord(
+            question_id=t.question_id, policy_version=t.start_version, reward=t.reward,
+            n_turns=t.n_turns, completion_tokens=len(t.output_ids),
+            episode_id=content_id(run_id, t.group_id, t.question_id, id(t)),
+            staleness=int(staleness or 0), trained=trained, run_id=run_id))
+    return out

@@ -1,0 +1,244 @@
+"""The asynchronous RL loop: rollouts generate while the trainer trains (AReaL style).
+
+    questions (warehouse StreamReader) ─► RolloutController ─► workflow.run_episode ─► engine
+                                                 │ batches (staleness ≤ η)
+                                                 ▼
+      train engine (DeepSpeed): π_prox = forward_logprobs, train_batch(decoupled PPO)
+                                                 │ export_weights → update_weights (interrupts)
+                                                 ▼
+      metrics.jsonl / TensorBoard, rollouts rows, checkpoints (model, optimizer, RNG,
+      reader cursor, policy version, controller counters and untrained items)
+
+Training runs in a worker thread, so generation never waits for it; the event loop only
+waits for a batch when the staleness bound requires it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import shutil
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable
+
+from training.config import TrainConfig
+from training.loss import grpo_advantages, make_ppo_loss_fn
+from training.metrics import MetricsLogger, checkpoint_dirs, plot_reward_curve, rotate_checkpoints
+from training.setup import (ReaderSource, build_parts, rollout_records, warm_start,
+                            write_resolved_config)
+
+logger = logging.getLogger(__name__)
+
+
+def run_train(cfg: TrainConfig, run_dir: str | Path, *, warehouse: str | Path | None = None,
+              resume: bool = False, on_step: Callable[[dict], None] | None = None) -> dict:
+    """Train per `cfg` into `run_dir`; returns the summary (also stored on the run row)."""
+    return asyncio.run(_Trainer(cfg, Path(run_dir), warehouse, resume, on_step).run())
+
+
+def build_train_batch(batch, pad_id: int, scale_by_std: bool = True) -> dict:
+    """Controller batch → the [B, T] tensors of training/api.py, with GRPO advantages."""
+    import torch
+
+    from training.engines.batching import pack_sequences
+
+    rewards = torch.tensor([[t.reward for t in g] for g in batch.groups], dtype=torch.float32)
+    adv = grpo_advantages(rewards, scale_by_std=scale_by_std).reshape(-1)
+    trajs = batch.trajectories
+    return pack_sequences(
+        [t.prompt_ids for t in trajs], [t.output_ids for t in trajs], pad_id=pad_id,
+        token_values={"behav_logprobs": [t.output_logprobs for t in trajs]},
+        seq_values={"advantages": adv.tolist()})
+
+
+class _Trainer:
+    def __init__(self, cfg: TrainConfig, run_dir: Path, warehouse, resume: bool, on_step):
+        self.cfg, self.run_dir, self.resume, self.on_step = cfg, run_dir, resume, on_step
+        self.warehouse_path = warehouse
+        self.loss_fn = make_ppo_loss_fn(cfg.loss.eps_low, cfg.loss.eps_high,
+                                        cfg.loss.behav_cap, cfg.loss.cap_mode, cfg.loss.kl_coef)
+
+    async def run(self) -> dict:
+        cfg, run_dir = self.cfg, self.run_dir
+        run_dir.mkdir(parents=True, exist_ok=True)
+        ckpt = self._resume_checkpoint()
+        p = await build_parts(cfg, run_dir, self.warehouse_path, ckpt)
+        self.p = p
+        write_resolved_config(cfg, run_dir)
+        with p.wh.run("train", {**cfg.model_dump(), "run_dir": str(run_dir),
+                                "resumed_from": str(ckpt) if ckpt else None}) as run:
+            self.run_id = run.run_id
+            try:
+                summary = await self._loop(ckpt)
+            finally:
+                await p.controller.aclose()
+                p.inference.close()
+                p.reader.close()
+            run.summary = summary
+        p.wh.close()
+        return summary
+
+    def _resume_checkpoint(self) -> Path | None:
+        if not self.resume:
+            if checkpoint_dirs(self.run_dir):
+                raise ValueError(f"{self.run_dir} already holds checkpoints: pass --resume to "
+                                 "continue that run, or choose another --run-dir")
+            return None
+        found = checkpoint_dirs(self.run_dir)
+        if not found:
+            raise FileNotFoundError(f"--resume: no complete checkpoint under "
+                                    f"{self.run_dir / 'checkpoints'}")
+        return found[-1]
+
+    async def _loop(self, ckpt: Path | None) -> dict:
+        p, cfg = self.p, self.cfg
+        start_step = p.state.get("step", 0)
+        metrics = MetricsLogger(self.run_dir, resume_step=start_step if ckpt else None)
+        t_start = time.monotonic()
+        if ckpt is None:
+            if cfg.warm_start.steps:
+                ws = await asyncio.to_thread(warm_start, p, cfg)
+                await self._publish(0)
+                logger.info("warm start: %s", ws)
+            metrics.log({"step": 0, "policy_version": 0, "reward_mean": None,
+                         "eval_reward": await self._evaluate(), "elapsed_s": 0.0})
+        p.controller.fill()
+        last: dict[str, Any] = {}
+        for step in range(start_step + 1, cfg.steps + 1):
+            row = await self._step(step)
+            row["elapsed_s"] = round(time.monotonic() - t_start, 3)
+            metrics.log(row)
+            last = row
+            if self.on_step:
+                self.on_step(row)
+            if step % cfg.checkpoint_every == 0 or step == cfg.steps:
+                await self._checkpoint(step)
+        metrics.close()
+        await asyncio.to_thread(p.train_engine.export_weights, str(self.run_dir / "final"))
+        self._write_rollouts(p.controller.drain_finished(), trained=False)
+        plot_reward_curve(self.run_dir)
+        return {"steps": cfg.steps, "policy_version": p.controller.version,
+                "final_reward_mean": last.get("reward_mean"),
+                "final_eval_reward": last.get("eval_reward"),
+                **dict(p.controller.counts), **p.controller.staleness_summary(),
+                "final_model": str(self.run_dir / "final")}
+
+    async def _step(self, step: int) -> dict:
+        p, cfg = self.p, self.cfg
+        t0 = time.monotonic()
+        batch = await p.controller.get_batch()
+        if batch is None:
+            raise ValueError("the question stream ran dry: no questions in train_ready for "
+                             "the configured band_weights")
+        t_wait = time.monotonic() - t0
+        tensors = build_train_batch(batch, p.pad_id, cfg.loss.scale_adv_by_std)
+        t1 = time.monotonic()
+        if cfg.loss.recompute_prox:
+            tensors["prox_logprobs"] = await asyncio.to_thread(p.train_engine.forward_logprobs,
+                                                               tensors)
+        t2 = time.monotonic()
+        stats = await asyncio.to_thread(self._train_minibatches, tensors, batch.version)
+        t3 = time.monotonic()
+        await self._publish(batch.version + 1)
+        t4 = time.monotonic()
+        finished = p.controller.drain_finished()
+        self._write_rollouts([(t, None, False) for t, _, acc in finished if not acc],
+                             trained=False)
+        self._write_rollouts([(t, s) for t, s in zip(batch.trajectories, batch.staleness)],
+                             trained=True)
+        eval_reward = None
+        if step % cfg.eval_every == 0 or step == cfg.steps:
+            eval_reward = await self._evaluate()
+        return self._row(step, batch, tensors, stats, finished, eval_reward,
+                         {"wait_batch_s": t_wait, "prox_s": t2 - t1, "train_s": t3 - t2,
+                          "update_s": t4 - t3, "step_s": time.monotonic() - t0})
+
+    def _train_minibatches(self, tensors: dict, version: int) -> dict[str, float]:
+        import torch
+
+        from training.engines.batching import slice_batch
+
+        k = min(self.cfg.loss.ppo_minibatches, tensors["input_ids"].shape[0])
+        gen = torch.Generator().manual_seed(self.cfg.seed * 100003 + version)
+        order = torch.randperm(tensors["input_ids"].shape[0], generator=gen)
+        totals: dict[str, float] = {}
+        for part in order.chunk(k):
+            stats = self.p.train_engine.train_batch(slice_batch(tensors, part), self.loss_fn)
+            for key, v in stats.items():
+                totals[key] = totals.get(key, 0.0) + float(v) / k
+        return totals
+
+    def _row(self, step, batch, tensors, stats, finished, eval_reward, timings) -> dict:
+        trajs = batch.trajectories
+        rewards = [t.reward for t, _, _ in finished]
+        lengths = [len(t.output_ids) for t in trajs]
+        mask = tensors["loss_mask"].bool()
+        kl = None
+        if "prox_logprobs" in tensors:  # KL(behaviour || proximal) on the trained tokens
+            d = (tensors["behav_logprobs"] - tensors["prox_logprobs"])[mask]
+            kl = float((d.exp() - 1 - d).mean()) if d.numel() else 0.0
+        row = {
+            "step": step, "policy_version": batch.version + 1, "trained_version": batch.version,
+            "reward_mean": sum(rewards) / len(rewards) if rewards else None,
+            "episodes_finished": len(rewards),
+            "reward_trained_mean": sum(t.reward for t in trajs) / len(trajs),
+            "eval_reward": eval_reward,
+            "staleness_mean": sum(batch.staleness) / len(batch.staleness),
+            "staleness_max": max(batch.staleness),
+            "completion_len_mean": sum(lengths) / len(lengths), "completion_len_max": max(lengths),
+            "prompt_len_mean": sum(len(t.prompt_ids) for t in trajs) / len(trajs),
+            "kl_behav_prox": kl,
+            "throughput_tokens_s": float(mask.sum()) / max(timings["step_s"], 1e-9),
+            "throughput_episodes_s": len(rewards) / max(timings["step_s"], 1e-9),
+            "groups_dropped_no_signal": self.p.controller.counts["dropped_no_signal"],
+            "groups_dropped_rejected": self.p.controller.counts["dropped_rejected_episode"],
+        }
+        row.update({k: stats[k] for k in ("loss", "clip_fraction", "behav_capped_fraction",
+                                          "ratio_mean", "grad_norm", "lr", "kl_ref")
+                    if k in stats})
+        row.update({k: round(v, 4) for k, v in timings.items()})
+        return row
+
+    async def _publish(self, version: int) -> None:
+        """Export the trained weights and load them into the inference engine (interrupts)."""
+        p = self.p
+        path = self.run_dir / "weights" / f"v{version}"
+        await asyncio.to_thread(p.train_engine.export_weights, str(path))
+        await p.inference.update_weights(version, str(path))
+        p.controller.set_version(version)
+        for old in (self.run_dir / "weights").iterdir():
+            if old.name != path.name and int(old.name[1:]) < version - 1:
+                shutil.rmtree(old, ignore_errors=True)
+
+    async def _evaluate(self) -> float:
+        p = self.p
+        results = await asyncio.gather(*(p.eval_workflow.run_episode(p.inference, it)
+                                         for it in p.eval_items))
+        done = [r.reward for r in results if r is not None]
+        return sum(done) / len(done) if done else 0.0
+
+    async def _checkpoint(self, step: int) -> None:
+        p = self.p
+        # Captured in one event-loop turn, so cursor, pending items and counters agree.
+        state = {"step": step, "version": p.controller.version,
+                 "reader": p.reader.state_dict(),
+                 "controller": _jsonable(p.controller.state_dict())}
+        path = self.run_dir / "checkpoints" / f"step_{step}"
+        await asyncio.to_thread(p.train_engine.save, str(path), state)
+        (path / "DONE").write_text(json.dumps({"step": step}))
+        rotate_checkpoints(self.run_dir, self.cfg.keep_checkpoints)
+
+    def _write_rollouts(self, entries, trained: bool) -> None:
+        records = rollout_records(entries, trained, self.run_id)
+        if records:
+            self.p.wh.append(records, run_id=self.run_id)
+
+
+def _jsonable(state: dict) -> dict:
+    out = dict(state)
+    out["pending_items"] = [asdict(i) if not isinstance(i, dict) else i
+                            for i in state["pending_items"]]
+    return out
