@@ -72,7 +72,11 @@ def references(gold: str, aliases: Iterable[str] = ()) -> list[str]:
 
 
 def token_f1(prediction: str, reference: str) -> float:
-    p, r = squad_normalize(prediction).split(), squad_normalize(reference).split()
+    """SQuAD token F1 after SQuAD normalisation."""
+    return _f1(squad_normalize(prediction).split(), squad_normalize(reference).split())
+
+
+def _f1(p: list[str], r: list[str]) -> float:
     common = sum(min(p.count(w), r.count(w)) for w in set(p) & set(r))
     if not p or not r or common == 0:
         return float(p == r)
@@ -92,8 +96,9 @@ def score_answer(prediction: str, gold: str, aliases: Sequence[str] = (),
     refs = references(gold, aliases)
     if not refs:
         raise ValueError("score_answer needs a non-empty gold answer")
-    em = max(float(squad_normalize(prediction) == squad_normalize(r)) for r in refs)
-    f1 = max(token_f1(prediction, r) for r in refs)
+    norm = squad_normalize(prediction or "")
+    em = max(float(norm == squad_normalize(r)) for r in refs)
+    f1 = max(_f1(norm.split(), squad_normalize(r).split()) for r in refs)
     pred = canonical_tokens(prediction or "")
     q_words = _question_context(question)
     ref_tokens = [canonical_tokens(r) for r in refs]
@@ -127,11 +132,13 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str, q_words: s
     found, blocked = _find_clean(pred, ref.words, q_words)
     if found:
         return True, "contained"
+    if blocked in ("negated", "hedged"):
+        return False, blocked  # the gold is there but denied or one of several guesses
     if looks_like_name(ref_text) and names_match(pred_text, ref_text):
         return True, "name"
     if _list_match(pred, ref_text, q_words):
         return True, "list"
-    if _gold_words_in_clause(pred, ref, q_words):
+    if _gold_words_in_clause(pred, ref, q_words, is_list=len(_list_items(ref_text)) > 1):
         return True, "gold_words"
     head = _head_before_modifier(ref)
     if head and _find_clean(pred, head, q_words)[0]:
@@ -266,16 +273,26 @@ def _negated(pred: Tokens, start: int) -> bool:
     return False
 
 
+UNCERTAIN = frozenset({"may", "might", "could", "possibly", "perhaps", "probably", "likely",
+                       "maybe", "unsure", "uncertain", "unclear", "either", "guess"})
+
+
 def _hedged(pred: Tokens, start: int, end: int, q_words: set[str]) -> bool:
-    """The match is one of several candidates joined by "or" ("either X or Y")."""
+    """The match is one of several candidates: "either X or Y", "it could be X or Y", "7 or 8".
+
+    A bare "X or Y" between names is usually a second name for the same thing ("the
+    book or libretto", "naos or cella"), so "or" hedges only next to a marker of
+    uncertainty in the same clause, or between numbers, which cannot be synonyms.
+    """
     if "or" in q_words:
         return False  # the question itself offers a choice
     w, c = pred.words, pred.clauses
     around = [k for k in (start - 1, end) if 0 <= k < len(w) and c[k] == c[start]]
-    if any(w[k] == "or" for k in around):
-        return True
-    before = range(max(0, start - 2), start)
-    return any(w[k] == "either" for k in before)
+    if not any(w[k] == "or" for k in around):
+        return False
+    clause = {w[k] for k in range(len(w)) if c[k] == c[start]}
+    numbers = all(_number(w[k]) is not None for k in range(start, end))
+    return bool(clause & UNCERTAIN) or numbers
 
 
 def _polarity(pred: Tokens) -> str | None:
@@ -306,30 +323,39 @@ def _date_conflict(pred: Tokens, refs: list[Tokens]) -> bool:
     return bool(stated) and not any(d.agrees_with(g) for d in stated for g in golds)
 
 
+def _list_items(ref_text: str) -> list[str]:
+    return [x for x in re.split(r",|;|\band\b|&", ref_text) if x.strip()]
+
+
 def _list_match(pred: Tokens, ref_text: str, q_words: set[str]) -> bool:
-    import re
-    items = [x for x in re.split(r",|;|\band\b|&", ref_text) if x.strip()]
+    items = _list_items(ref_text)
     if len(items) < 2:
         return False
     return all(_find_clean(pred, canonical_tokens(x).words, q_words)[0]
                for x in items if canonical_tokens(x).words)
 
 
-def _gold_words_in_clause(pred: Tokens, ref: Tokens, q_words: set[str]) -> bool:
-    """Every informative content word of the gold in one clause ("his brother" / "his late
-    brother"). Gold words that repeat the question carry no answer ("subdural hematoma"
-    asked as "which type of hematoma" is answered by "subdural")."""
+def _gold_words_in_clause(pred: Tokens, ref: Tokens, q_words: set[str], is_list: bool) -> bool:
+    """Enough informative content words of the gold in one clause ("his brother" / "his late
+    brother"), none of them negated or hedged. Gold words that repeat the question carry no
+    answer ("subdural hematoma" asked as "which type of hematoma" is answered by "subdural")."""
     gold = set(content_words(ref))
-    informative = gold - q_words
-    gold = informative or gold
+    gold = (gold - q_words) or gold
     if not gold:
         return False
-    by_clause: dict[int, set[str]] = {}
-    for w, c in zip(pred.words, pred.clauses):
-        by_clause.setdefault(c, set()).add(w)
-    need = len(gold) // 2 + 1  # a strict majority of the gold's informative words
-    return any(sum(g in words or any(same_stem(g, w) for w in words) for g in gold) >= need
-               for words in by_clause.values())
+    # A strict majority of the gold's informative words; every word when the gold is a
+    # list, since each item is part of the answer.
+    need = len(gold) if is_list else len(gold) // 2 + 1
+    by_clause: dict[int, list[int]] = {}
+    for i, c in enumerate(pred.clauses):
+        by_clause.setdefault(c, []).append(i)
+    for positions in by_clause.values():
+        hits = [i for i in positions if any(same_stem(g, pred.words[i]) for g in gold)]
+        found = {g for g in gold for i in hits if same_stem(g, pred.words[i])}
+        if len(found) >= need and not any(
+                _negated(pred, i) or _hedged(pred, i, i + 1, q_words) for i in hits):
+            return True
+    return False
 
 
 __all__ = ["EquivalenceScore", "score_answer", "is_equivalent", "token_f1", "references",

@@ -14,6 +14,7 @@ Two levels:
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import unicodedata
@@ -64,6 +65,8 @@ def repair_mojibake(text: str) -> str:
 
 def strip_accents(text: str) -> str:
     """Fold accents and compatibility forms (ß → ss, ﬁ → fi): a stdlib unidecode for Latin text."""
+    if text.isascii():
+        return text
     text = repair_mojibake(text)
     text = unicodedata.normalize("NFKD", text.replace("ß", "ss").replace("ø", "o").replace("Ø", "O")
                                  .replace("æ", "ae").replace("Æ", "AE").replace("đ", "d")
@@ -71,12 +74,14 @@ def strip_accents(text: str) -> str:
     return "".join(ch for ch in text if not unicodedata.combining(ch))
 
 
+_NO_PUNCT = str.maketrans("", "", string.punctuation)
+_ARTICLE = re.compile(r"\b(a|an|the)\b")
+
+
 def squad_normalize(text: str) -> str:
     """SQuAD v1.1 answer normalisation (plus accent folding)."""
-    text = strip_accents(text or "").lower()
-    text = "".join(ch for ch in text if ch not in set(string.punctuation))
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(text.split())
+    text = strip_accents(text or "").lower().translate(_NO_PUNCT)
+    return " ".join(_ARTICLE.sub(" ", text).split())
 
 
 def roman_to_int(token: str) -> int | None:
@@ -129,6 +134,7 @@ def _stem(word: str) -> str:
     return SYNONYMS.get(word, word)
 
 
+@functools.lru_cache(maxsize=65536)
 def canonical_tokens(text: str) -> Tokens:
     """Canonical token sequence of ``text`` (see module docstring).
 

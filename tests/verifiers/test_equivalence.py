@@ -1,0 +1,79 @@
+"""The equivalence rules, one linguistic phenomenon per row."""
+
+import pytest
+
+from verifiers import is_equivalent, score_answer
+
+SAME = [
+    ("the Eiffel Tower", "Eiffel Tower", (), "articles"),
+    ("Wilhelm Röntgen", "Wilhelm Rontgen", (), "accents"),
+    ("twenty-five", "25", (), "number words"),
+    ("7,425,000", "7425000", (), "separators"),
+    ("2.5 million", "2,500,000", (), "magnitude"),
+    ("$5 billion", "5 billion dollars", (), "currency unit"),
+    ("12 km", "12 kilometres", (), "unit spelling"),
+    ("May 18, 2018", "18 May 2018", (), "date formats"),
+    ("2018-05-18", "May 18, 2018", (), "ISO date"),
+    ("It came out in 2010.", "25 December 2010", (), "partial date (year)"),
+    ("W. C. Röntgen", "Wilhelm Conrad Röntgen", (), "initials"),
+    ("Wilhelm Röntgen", "Wilhelm Conrad Röntgen", (), "no middle name"),
+    ("Dr. Jane Goodall", "Jane Goodall", (), "honorific"),
+    ("The first prize went to Marie Curie in 1903.", "Marie Curie", (), "embedded in a sentence"),
+    ("Yes, it is.", "yes", (), "yes/no"),
+    ("first", "1st", (), "ordinals"),
+    ("Super Bowl XLIX", "Super Bowl 49", (), "Roman numerals"),
+    ("World War II", "World War 2", (), "Roman numerals (II)"),
+    ("Paris, London and Rome", "London, Rome and Paris", (), "lists in any order"),
+    ("Big Apple", "New York City", ("Big Apple",), "alias"),
+    ("adenosine diphosphate", "ADP (adenosine diphosphate)", (), "parenthetical alias"),
+    ("DMV", "Department of Motor Vehicles", (), "acronym"),
+]
+
+DIFFERENT = [
+    ("Daniel Rutherford", "Ernest Rutherford", (), "another person, same surname"),
+    ("Wilhelm Wien", "Wilhelm Röntgen", (), "another person, same given name"),
+    ("It is not Paris.", "Paris", (), "negated"),
+    ("It was never Paris.", "Paris", (), "negated (never)"),
+    ("Either Paris or Lyon.", "Paris", (), "hedged between candidates"),
+    ("It could be Paris or Lyon.", "Paris", (), "hedged (could ... or)"),
+    ("7 or 8 years", "7 years", (), "hedged between numbers"),
+    ("No", "yes", (), "yes/no"),
+    ("May 19, 2018", "May 18, 2018", (), "different day"),
+    ("2017", "May 18, 2018", (), "different year"),
+    ("15", "5", (), "number inside another"),
+    ("2.5 billion", "2.5 million", (), "magnitude"),
+    ("Paris and London", "Paris, London and Rome", (), "incomplete list"),
+    ("second", "first", (), "ordinal"),
+    ("Louis XIV", "Louis XVI", (), "Roman numeral"),
+]
+
+
+@pytest.mark.parametrize("pred,gold,aliases,why", SAME, ids=[r[3] for r in SAME])
+def test_equivalent(pred, gold, aliases, why):
+    assert is_equivalent(pred, gold, aliases), score_answer(pred, gold, aliases)
+
+
+@pytest.mark.parametrize("pred,gold,aliases,why", DIFFERENT, ids=[r[3] for r in DIFFERENT])
+def test_not_equivalent(pred, gold, aliases, why):
+    assert not is_equivalent(pred, gold, aliases), score_answer(pred, gold, aliases)
+
+
+def test_score_reports_rule_em_and_f1():
+    s = score_answer("It was Marie Curie.", "Marie Curie")
+    assert s.equivalent and s.rule == "contained"
+    assert s.em == 0.0 and 0 < s.f1 < 1
+    exact = score_answer("Marie Curie", "marie curie")
+    assert exact.em == 1.0 and exact.f1 == 1.0
+    neg = score_answer("It is not Paris.", "Paris")
+    assert not neg.equivalent and neg.rule == "negated"
+
+
+def test_question_words_in_gold_are_not_required():
+    q = "which type of hematoma is caused by torn bridging veins"
+    assert is_equivalent("subdural", "subdural hematoma", question=q)
+    assert not is_equivalent("epidural", "subdural hematoma", question=q)
+
+
+def test_empty_gold_is_a_programmer_error():
+    with pytest.raises(ValueError):
+        score_answer("x", "  ")
