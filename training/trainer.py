@@ -237,8 +237,14 @@ class _Trainer:
             self.p.wh.append(records, run_id=self.run_id)
 
 
+def _item_dict(item) -> dict:
+    if isinstance(item, dict):
+        return item
+    d = item._asdict() if hasattr(item, "_asdict") else asdict(item)
+    return {**d, "answer_aliases": list(d.get("answer_aliases") or ())}
+
+
 def _jsonable(state: dict) -> dict:
     out = dict(state)
-    out["pending_items"] = [asdict(i) if not isinstance(i, dict) else i
-                            for i in state["pending_items"]]
+    out["pending_items"] = [_item_dict(i) for i in state["pending_items"]]
     return out
