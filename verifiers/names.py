@@ -18,6 +18,18 @@ TITLES = HONORIFICS | frozenset({
     "king", "queen", "prince", "princess", "pope", "emperor", "chancellor", "minister", "chief",
     "father", "fr", "bishop", "cardinal", "rabbi", "imam", "sheikh", "brother", "sister",
 })
+# Common English hypocorisms whose short form is not a prefix of the full name.
+NICKNAMES = {
+    "dave": "david", "bill": "william", "billy": "william", "will": "william", "bob": "robert",
+    "bobby": "robert", "rob": "robert", "jim": "james", "jimmy": "james", "mike": "michael",
+    "dick": "richard", "rick": "richard", "jack": "john", "johnny": "john", "peggy": "margaret",
+    "liz": "elizabeth", "beth": "elizabeth", "betty": "elizabeth", "kate": "katherine",
+    "tony": "anthony", "ted": "edward", "ned": "edward", "harry": "henry", "hank": "henry",
+    "chuck": "charles", "andy": "andrew", "larry": "lawrence", "jerry": "gerald",
+    "sally": "sarah", "molly": "mary", "polly": "mary", "bert": "albert", "sandy": "alexander",
+    "jenny": "jennifer", "sue": "susan", "tom": "thomas", "tommy": "thomas", "joe": "joseph",
+    "steve": "stephen", "nick": "nicholas", "pat": "patrick", "greg": "gregory", "ben": "benjamin",
+}
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*\.?")
 _NEGATORS = {"not", "never", "no", "neither", "nor", "isn't", "wasn't", "unlike"}
 
@@ -44,10 +56,11 @@ def _given_matches(pred_given: list[str], gold_given: list[str]) -> bool:
     if not pred_given or not gold_given:
         return True
     p = pred_given[0].rstrip(".").lower()
+    p = NICKNAMES.get(p, p)
     # People often go by a middle name ("Greg Wise" for Matthew Gregory Wise), so the
     # prediction's first given name may match any gold given name: exactly, as an
     # initial, or as a short form that is a prefix (Pat / Patrick, Johnny / John).
-    for g in (x.rstrip(".").lower() for x in gold_given):
+    for g in (NICKNAMES.get(x.rstrip(".").lower(), x.rstrip(".").lower()) for x in gold_given):
         if p == g or (len(p) == 1 and g.startswith(p)) or (len(g) == 1 and p.startswith(g)) \
                 or (min(len(p), len(g)) >= 3 and (g.startswith(p) or p.startswith(g))):
             return True
@@ -61,6 +74,8 @@ def names_match(prediction: str, gold_name: str) -> bool:
         return False
     surname, gold_given = gold[-1].lower(), [w for w in gold[:-1] if w.lower() not in PARTICLES]
     text = unglue(strip_accents(prediction))
+    if not any(ch.isupper() for ch in text):
+        text = text.title()  # an all-lower-case answer carries no case information
     spans = list(_WORD.finditer(text))
     words = [m.group() for m in spans]
     for j, w in enumerate(words):
