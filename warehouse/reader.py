@@ -144,7 +144,8 @@ class StreamReader:
         """Re-read train_ready when the warehouse has a new snapshot (or when forced)."""
         self._loaded_at = time.monotonic()
         snap = self._wh.current_snapshot()
-        if snap == self._snapshot and not force:
+        if not force and not self._changed_since(self._snapshot):
+            self._snapshot = snap
             return
         self._snapshot = snap
         bands = [b for b, w in self.band_weights.items() if w > 0]
@@ -168,6 +169,27 @@ class StreamReader:
         self._bands = np.array(band_col, dtype=object)
         self._hashes = np.concatenate(hashes).astype(np.uint64) if hashes else np.empty(0, np.uint64)
         self._rebuild()
+
+    def _changed_since(self, snapshot: int | None) -> bool:
+        """Did a commit after `snapshot` touch a table train_ready reads? Commits that only
+        write rollouts or runs (the trainer's own) then cost no rescan."""
+        if snapshot is None:
+            return True
+        rows = self._wh.con.execute(
+            f"SELECT snapshot_id, changes FROM {LAKE}.snapshots() WHERE snapshot_id >= ?",
+            [snapshot]).fetchall()
+        if not rows or rows[0][0] != snapshot:  # expired by maintain: cannot tell, so reload
+            return True
+        ids = {str(i) for (i,) in self._wh.con.execute(
+            f"SELECT table_id FROM {LAKE}.table_info() WHERE table_name IN "
+            "('questions', 'verdicts', 'difficulty')").fetchall()}
+        for _, changes in rows[1:]:
+            for kind, values in dict(changes or {}).items():
+                if not kind.startswith(("tables_inserted", "tables_deleted", "inlined_")):
+                    return True  # schema or view changes, compaction: reload to be safe
+                if ids & {str(v) for v in values}:
+                    return True
+        return False
 
     def _rebuild(self) -> None:
         """Per band: the rows not yet served this epoch, in this epoch's priority order."""

@@ -7,7 +7,7 @@ from datagen.cli import main
 from tests.warehouse.helpers import add_ready
 from warehouse.maintain import data_file_count, disk_file_count, maintain
 
-def _many_small_commits(path, n_commits=30, rows=12):
+def _many_small_commits(path, n_commits=20, rows=12):
     """Batches just above DuckLake's inlining limit (10 rows), so each commit writes files."""
     with warehouse.open(path) as wh:
         for c in range(n_commits):
@@ -24,7 +24,7 @@ def test_maintain_reduces_files_and_data_reads_back_identical(tmp_path):
     with warehouse.open(path) as wh:
         before = _content(wh)
         files_before = data_file_count(wh)
-        assert files_before >= 90 and disk_file_count(wh) >= 90
+        assert files_before >= 60 and disk_file_count(wh) >= 60
         rep = maintain(wh, keep_snapshots_days=0, orphan_min_age_hours=0)
         assert rep.files_before == files_before
         assert rep.files_after < files_before / 10

@@ -124,3 +124,16 @@ def test_state_dict_is_json_and_version_checked(shared_ready_wh):
         assert len(state["served"]) == 5
         with pytest.raises(ValueError, match="version"):
             r.load_state_dict({**state, "version": 99})
+
+
+def test_trainer_commits_to_rollouts_do_not_trigger_a_rescan(ready_wh):
+    from warehouse.schema import RolloutRecord
+    with warehouse.open(ready_wh) as wh:
+        reader = StreamReader(wh, EVEN, seed=0, refresh_s=0.0)
+        rows = reader._rows
+        wh.append([RolloutRecord(question_id="q001", policy_version=1, reward=1.0)] * 20)
+        reader.next_batch(5)
+        assert reader._rows is rows  # no reload for a rollouts-only commit
+        add_ready(wh, ["fresh"], band_of=lambda i: "easy")
+        reader.next_batch(5)
+        assert reader._rows is not rows and any(r.question_id == "fresh" for r in reader._rows)
