@@ -42,7 +42,7 @@ class CrawlConfig(BaseModel):
     allowed_content_types: list[str] = Field(default_factory=lambda: [
         "text/html", "application/xhtml+xml", "text/plain", "text/markdown"])
     # storage
-    batch_size: int = Field(64, ge=1, description="pages per warehouse commit")
+    batch_size: int = Field(128, ge=1, description="pages per warehouse commit (a crash loses at most one batch)")
     store_html: bool = Field(True, description="keep the raw HTML (infobox tables, re-extraction)")
     recrawl_conditional: bool = Field(True, description="ETag/Last-Modified against stored pages")
     # extraction (trafilatura): dropping comments beats its defaults on the reference set
