@@ -27,3 +27,34 @@ def nll_loss(logprobs, batch):
     mask = batch["loss_mask"].float()
     loss = -(logprobs * mask).sum() / mask.sum()
     return loss, {"nll": float(loss.detach())}
+
+
+def score(trainer, results):
+    """Trainer logprobs of each result's output tokens, as lists aligned with the outputs."""
+    from training.engines.batching import pack_sequences
+
+    batch = pack_sequences([r.prompt_ids for r in results], [r.output_ids for r in results],
+                           pad_id=0)
+    lp = trainer.forward_logprobs(batch)
+    return [lp[b][batch["loss_mask"][b].bool()].tolist() for b in range(len(results))]
+
+
+def max_logprob_diff(trainer, results, version=None) -> float:
+    """Max |engine logprob - trainer logprob| over output tokens (of one policy version)."""
+    worst = 0.0
+    for r, ref in zip(results, score(trainer, results)):
+        for got, want, v in zip(r.output_logprobs, ref, r.output_versions):
+            if version is None or v == version:
+                worst = max(worst, abs(got - want))
+    return worst
+
+
+async def wait_for_tokens(engine, n: int, timeout_s: float = 60.0) -> None:
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while engine.tokens_generated < n:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"engine produced {engine.tokens_generated} < {n} tokens")
+        await asyncio.sleep(0.01)

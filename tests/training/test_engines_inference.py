@@ -1,0 +1,115 @@
+"""Inference engines (in-process vLLM and the transformers engine) against the trainer:
+same logprobs under the same weights, weight updates, interrupted generations, pause."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+
+from tests.training.engine_helpers import (ds_config, fixed_batch, max_logprob_diff, nll_loss,
+                                           wait_for_tokens)
+from training.api import GenerationRequest, InferenceEngine
+
+TOL = 1e-4  # float32 on both sides; observed differences are ~1e-6
+
+
+@pytest.fixture(scope="module")
+def policies(tiny_model_dir, tmp_path_factory):
+    """Two policies: v0 = the tiny model, v1 = after one DeepSpeed step; a trainer for each."""
+    from training.engines.deepspeed_engine import DeepSpeedTrainEngine
+
+    root = tmp_path_factory.mktemp("policies")
+    t0 = DeepSpeedTrainEngine(tiny_model_dir, ds_config())
+    t1 = DeepSpeedTrainEngine(tiny_model_dir, ds_config())
+    t0.export_weights(root / "v0")
+    t1.train_batch(fixed_batch(), nll_loss)
+    t1.export_weights(root / "v1")
+    return SimpleNamespace(v0=str(root / "v0"), v1=str(root / "v1"), t0=t0, t1=t1)
+
+
+@pytest.fixture(params=["hf", "vllm"])
+def engine(request):
+    return request.getfixturevalue(f"{request.param}_engine")
+
+
+def _requests(n=6, max_new_tokens=24, temperature=1.0):
+    return [GenerationRequest(prompt_ids=[1, 40 + i, 50 + 2 * i], max_new_tokens=max_new_tokens,
+                              temperature=temperature, seed=i) for i in range(n)]
+
+
+def test_engines_implement_the_protocol(engine):
+    assert isinstance(engine, InferenceEngine)
+
+
+def test_logprobs_match_the_trainer_before_and_after_a_weight_update(engine, policies):
+    asyncio.run(engine.update_weights(0, policies.v0))
+    before = engine.generate(_requests())
+    assert all(len(r.output_ids) == len(r.output_logprobs) > 0 for r in before)
+    diff0 = max_logprob_diff(policies.t0, before)
+    print(f"\n{type(engine).__name__}: max |logprob diff| at v0 = {diff0:.2e}")
+    assert diff0 < TOL
+
+    asyncio.run(engine.update_weights(1, policies.v1))
+    after = engine.generate(_requests())
+    assert {v for r in after for v in r.output_versions} == {1}
+    diff1 = max_logprob_diff(policies.t1, after)
+    print(f"{type(engine).__name__}: max |logprob diff| at v1 = {diff1:.2e}")
+    assert diff1 < TOL
+    assert max_logprob_diff(policies.t0, after) > 100 * TOL  # the update really changed them
+
+
+def test_sampling_logprobs_include_temperature(engine, policies, tiny_model_dir):
+    from training.engines.deepspeed_engine import DeepSpeedTrainEngine
+
+    asyncio.run(engine.update_weights(0, policies.v0))
+    results = engine.generate(_requests(n=3, temperature=0.7))
+    hot = DeepSpeedTrainEngine(tiny_model_dir, ds_config(temperature=0.7))
+    assert max_logprob_diff(hot, results) < TOL
+    assert max_logprob_diff(policies.t0, results) > 100 * TOL
+
+
+def test_an_interrupted_generation_resumes_under_the_new_weights(engine, policies):
+    budget = 300
+
+    async def run():
+        await engine.update_weights(0, policies.v0)
+        start = engine.tokens_generated
+        tasks = [asyncio.create_task(engine.agenerate(r))
+                 for r in _requests(n=4, max_new_tokens=budget)]
+        await wait_for_tokens(engine, start + 80)
+        await engine.update_weights(1, policies.v1)
+        return await asyncio.gather(*tasks)
+
+    results = asyncio.run(run())
+    spanning = [r for r in results if set(r.output_versions) == {0, 1}]
+    assert spanning, [(r.finish_reason, len(r.output_ids)) for r in results]
+    for r in results:
+        assert r.output_versions == sorted(r.output_versions)
+        assert len(r.output_ids) == len(r.output_logprobs) == len(r.output_versions)
+        assert r.finish_reason == "stop" or len(r.output_ids) == budget
+    for r in spanning:
+        assert r.n_interruptions >= 1
+    # each token's logprob is the one of the policy that produced it
+    assert max_logprob_diff(policies.t0, spanning, version=0) < TOL
+    assert max_logprob_diff(policies.t1, spanning, version=1) < TOL
+
+
+def test_pause_holds_generation_until_resume(engine, policies):
+    async def run():
+        await engine.update_weights(0, policies.v0)
+        await engine.pause()
+        task = asyncio.create_task(engine.agenerate(_requests(n=1)[0]))
+        before = engine.tokens_generated
+        await asyncio.sleep(0.5)
+        held = not task.done() and engine.tokens_generated == before
+        await engine.update_weights(1, policies.v1)  # an update keeps a user's pause
+        await asyncio.sleep(0.2)
+        still_held = not task.done()
+        await engine.resume()
+        return held, still_held, await task
+
+    held, still_held, result = asyncio.run(run())
+    assert held and still_held
+    assert set(result.output_versions) == {1} and len(result.output_ids) > 0
