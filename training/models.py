@@ -85,18 +85,21 @@ def tiny_qwen2_config(vocab_size: int, hidden: int = 128, layers: int = 2, heads
 
 def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int = 128,
                      layers: int = 2, heads: int = 4, kv_heads: int = 2,
-                     intermediate: int = 256, seed: int = 0, overwrite: bool = False) -> Path:
+                     intermediate: int = 256, seed: int = 0, model_vocab_size: int | None = None,
+                     overwrite: bool = False) -> Path:
     """Build (or reuse) a random tiny Qwen2 + tokenizer in `out_dir`; returns the path.
 
     Reuse is keyed on the arguments, recorded in `tiny_model.json`, so a cached dir built
-    with other sizes is rebuilt rather than silently returned.
+    with other sizes is rebuilt rather than silently returned. `model_vocab_size` pads the
+    embedding beyond the tokenizer (real models do; benchmarks use it to reach real sizes).
     """
     import torch
     from transformers import GenerationConfig, Qwen2ForCausalLM
 
     out = Path(out_dir)
     spec = dict(vocab_size=vocab_size, hidden=hidden, layers=layers, heads=heads,
-                kv_heads=kv_heads, intermediate=intermediate, seed=seed)
+                kv_heads=kv_heads, intermediate=intermediate, seed=seed,
+                model_vocab_size=model_vocab_size)
     marker = out / _MARKER
     if not overwrite and marker.exists() and json.loads(marker.read_text()) == spec:
         return out
@@ -104,7 +107,7 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
     tokenizer = train_tokenizer(vocab_size)
     torch.manual_seed(seed)
     config = tiny_qwen2_config(
-        len(tokenizer), hidden, layers, heads, kv_heads, intermediate,
+        max(len(tokenizer), model_vocab_size or 0), hidden, layers, heads, kv_heads, intermediate,
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
     model = Qwen2ForCausalLM(config).to(torch.float32)
     model.generation_config = GenerationConfig(

