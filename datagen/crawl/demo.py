@@ -21,12 +21,15 @@ DEMO_PORT = 47613
 def demo_world_dir(n: int = DEMO_ENTITIES, seed: int = DEMO_SEED) -> Path:
     """Where the demo world is cached ($DATAGEN_CACHE, else ~/.cache/datagen); built if absent."""
     from datagen.demo_world import build_world, write_world
+    from datagen.demo_world.render import WORLD_FORMAT
     base = Path(os.environ.get("DATAGEN_CACHE")
                 or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "datagen")
     out = base / f"demo-world-n{n}-s{seed}"
     info = out / "world.json"
-    if info.exists() and json.loads(info.read_text()).get("entities") == n:
-        return out
+    if info.exists():
+        meta = json.loads(info.read_text())
+        if meta.get("entities") == n and meta.get("format") == WORLD_FORMAT:
+            return out
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     write_world(build_world(n, seed), tmp)
     if out.exists():  # a stale or partial copy; replace it whole

@@ -21,6 +21,8 @@ from pathlib import Path
 from datagen.demo_world.model import KINDS, RELATIONS, Entity, Fact, World
 
 FACTS_FILE = "facts.jsonl"
+# Bump when generated pages or facts change, so cached copies of the world are rebuilt.
+WORLD_FORMAT = 2
 LICENSE_URL = "https://creativecommons.org/licenses/by-sa/4.0/"
 
 # {s}: subject name, {o}: object (linked where it is an entity). Several phrasings per
@@ -193,7 +195,8 @@ def _write_truth(world: World, out: Path) -> None:
                                 ensure_ascii=False) + "\n")
     counts = {k: len(world.of_kind(k)) for k in KINDS}
     (out / "world.json").write_text(json.dumps(
-        {"seed": world.seed, "entities": len(world), "facts": len(world.facts),
+        {"format": WORLD_FORMAT, "seed": world.seed, "entities": len(world),
+         "facts": len(world.facts),
          "counts": counts}, indent=2) + "\n", encoding="utf-8")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from datagen.crawl import Crawler, run_crawl
-from datagen.demo_world import RELATIONS, build_world, load_facts, write_world
+from datagen.demo_world import RELATIONS, build_world, load_facts, read_infobox, write_world
 from tests.crawl.conftest import fast_config
 
 
@@ -30,6 +30,19 @@ def test_same_seed_same_site_other_seed_other_site(tmp_path):
     assert a["facts.jsonl"] != c["facts.jsonl"]
 
 
+def test_world_is_identical_across_processes(tmp_path):
+    """No dependence on hash randomisation or anything else process-specific."""
+    import os
+    import subprocess
+    import sys
+    code = ("import sys; from datagen.demo_world import build_world, write_world; "
+            "write_world(build_world(120, seed=9), sys.argv[1])")
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "sub")], check=True, env=env)
+    write_world(build_world(120, seed=9), tmp_path / "here")
+    assert _tree_digest(tmp_path / "sub") == _tree_digest(tmp_path / "here")
+
+
 def test_default_size_and_relation_coverage():
     world = build_world()  # the default demo size
     assert 1500 <= len(world) <= 2500
@@ -38,6 +51,8 @@ def test_default_size_and_relation_coverage():
                    "born_on", "held_on", "population", "employees", "released_year"):
         assert rels[needed] > 10, needed
     assert set(rels) <= set(RELATIONS)
+    labels = [label for _, _, label in RELATIONS.values()]
+    assert len(labels) == len(set(labels)), "an infobox label must name one relation"
     names = [e.name for e in world]
     assert len(names) == len(set(names)), "entity names must be unique (answers must be)"
     ids = set(world.entities)
@@ -71,13 +86,17 @@ def test_crawled_demo_pages_carry_the_ground_truth(small_world_site, wh):
     assert summary.by_reason[("skipped", "robots_disallowed")] == 1
     assert summary.by_reason[("skipped", "noindex")] == 1
     pages = {r["url"][len(base):]: r for r in wh.sql(
-        "SELECT url, title, text, links, license FROM pages").to_pylist()}
+        "SELECT url, title, text, links, license, html FROM pages").to_pylist()}
     assert set(pages) == {e.path for e in world} | {"/index.html"}
     for e in world:
         page = pages[e.path]
         assert page["title"] == e.name
         assert page["license"] == "https://creativecommons.org/licenses/by-sa/4.0/"
         links = {l["url"][len(base):]: l["anchor"] for l in page["links"]}
+        entity_id, rows = read_infobox(page["html"])
+        assert entity_id == e.entity_id
+        assert {(r.relation, r.value, r.href) for r in rows} == {
+            (f.relation, f.obj, f.object_path) for f in world.facts_about(e.entity_id)}
         for f in world.facts_about(e.entity_id):
             assert f.obj in page["text"], (e.path, f)
             if f.object_path:
