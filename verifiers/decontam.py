@@ -12,11 +12,12 @@ single swapped word breaks every long n-gram:
 
 * word 3-gram containment: the share of the question's 3-grams found in the
   benchmark question (catches copies and reordered clauses);
-* content-word containment on truncated stems (first 6 letters, so
-  "directed"/"director" agree): nearly all of the question's content words
-  appear in the benchmark question, and they cover at least half of it
-  (catches rewording and a name swapped for a pronoun, which removes words
-  but adds none).
+* content-word overlap on truncated stems (first 6 letters, so
+  "directed"/"director" agree), both ways: nearly all of the question's
+  content words appear in the benchmark question, and nearly all of the
+  benchmark question's content words that are not names appear in the
+  question (catches rewording, and a name swapped for a pronoun, which drops
+  a name but not what is asked about it).
 
 Both require every named entity of the question (its capitalised words) to
 be in the benchmark question: template siblings such as 2Wiki's "Which film
@@ -146,8 +147,8 @@ class ContaminationIndex:
     sets: dict[str, list[str]]
     ngram_min: float = 0.5
     stem_contained_min: float = 0.8
-    stem_covered_min: float = 0.5
-    _entries: list[tuple[str, str, frozenset, frozenset]] = field(default_factory=list, repr=False)
+    stem_covered_min: float = 0.8
+    _entries: list[tuple[str, str, frozenset, frozenset, frozenset]] = field(default_factory=list, repr=False)
     _postings: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list), repr=False)
 
     def __post_init__(self) -> None:
@@ -156,7 +157,7 @@ class ContaminationIndex:
                 words = canonical_tokens(q).words
                 stems = _stems(words)
                 k = len(self._entries)
-                self._entries.append((name, q, stems, _trigrams(words)))
+                self._entries.append((name, q, stems, _trigrams(words), stems - _name_stems(q)))
                 for s in stems:
                     self._postings[s].append(k)
 
@@ -171,9 +172,12 @@ class ContaminationIndex:
                          for k in self._postings.get(s, ()))
         best = None
         for k, _ in counts.most_common(50):
-            name, text, b_stems, b_grams = self._entries[k]
+            name, text, b_stems, b_grams, b_plain = self._entries[k]
             shared = len(stems & b_stems)
-            contained, covered = shared / len(stems), shared / max(1, len(b_stems))
+            contained = shared / len(stems)
+            # Of the benchmark question's words that are not names, how many we kept: an
+            # edit may drop a name (swapped for a pronoun) but not what is asked about it.
+            covered = len(stems & b_plain) / len(b_plain) if b_plain else 1.0
             ngram = len(grams & b_grams) / len(grams) if grams else 0.0
             # A question about other named entities is another question, however
             # much of its template it shares ("Which film has the director born later, X or Y?").

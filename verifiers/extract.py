@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_ANSWER_LINE = re.compile(
-    r"(?:^|\n)[ \t>*#_]*(?:the\s+)?(?:final\s+answer|answer)\s*(?:is)?\s*[:：]\s*(.+)",
-    re.IGNORECASE)
+_ANSWER_LINE = re.compile(r"\b(?:final\s+answer|answer)(?:\s+is)?\s*\**\s*[:：]\s*(.+)",
+                          re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 

@@ -46,21 +46,44 @@ def _extraction_config(match_types: Any) -> list | None:
 
 
 def _compare(pred: str, gold: str, options: Mapping[str, Any], timeout: int | None) -> bool:
+    """math-verify's parse + verify. Its timeouts raise :class:`MathTimeout` (left to itself it
+    logs them and answers False, which would turn a timeout into a silent zero); an
+    expression it cannot parse or compare is unequal, as in math-verify itself."""
     from math_verify import parse, verify
+    from math_verify.errors import TimeoutException
 
     targets = _extraction_config(options.get("match_types"))
-    kwargs = {"parsing_timeout": timeout}
+    kwargs: dict[str, Any] = {"parsing_timeout": timeout, "raise_on_error": True}
     if targets is not None:
         kwargs["extraction_config"] = targets
-    gold_parsed = parse(gold, **kwargs)
-    pred_parsed = parse(pred, **kwargs)
-    return bool(verify(
-        gold_parsed, pred_parsed,
-        float_rounding=int(options.get("precision", 6)),
-        strict=bool(options.get("strict", True)),
-        allow_set_relation_comp=bool(options.get("allow_set_relation_comp", False)),
-        timeout_seconds=timeout,
-    ))
+    try:
+        gold_parsed = _or_empty(parse, gold, **kwargs)
+        pred_parsed = _or_empty(parse, pred, **kwargs)
+        return _or_false(
+            verify, gold_parsed, pred_parsed,
+            float_rounding=int(options.get("precision", 6)),
+            strict=bool(options.get("strict", True)),
+            allow_set_relation_comp=bool(options.get("allow_set_relation_comp", False)),
+            timeout_seconds=timeout, raise_on_error=True)
+    except TimeoutException as exc:
+        raise MathTimeout(f"math-verify timed out after {timeout}s") from exc
+
+
+def _or_empty(parse, text: str, **kwargs) -> list:
+    try:
+        return parse(text, **kwargs)
+    except Exception:  # not a timeout: parse again the lenient way (string fallbacks included)
+        log.debug("math-verify could not parse %r strictly", text[:80], exc_info=True)
+        return parse(text, **{**kwargs, "raise_on_error": False})
+
+
+def _or_false(verify, gold: list, pred: list, **kwargs) -> bool:
+    try:
+        return bool(verify(gold, pred, **kwargs))
+    except Exception:  # not a timeout: one pair could not be compared; let math-verify
+        # compare the remaining pairs its lenient way (e.g. the string forms)
+        log.debug("math-verify could not compare strictly", exc_info=True)
+        return bool(verify(gold, pred, **{**kwargs, "raise_on_error": False}))
 
 
 def math_equivalent(pred: str, gold: str, options: Mapping[str, Any] | None = None,
@@ -81,10 +104,7 @@ def math_equivalent(pred: str, gold: str, options: Mapping[str, Any] | None = No
                 math_equivalent(p, g, options, timeout_s) for p, g in zip(*seq))
         pred, gold = _delimit(pred), _delimit(gold)
     if threading.current_thread() is threading.main_thread():
-        try:
-            return _compare(pred, gold, options, timeout_s)
-        except TimeoutError as exc:
-            raise MathTimeout(f"math-verify timed out after {timeout_s}s") from exc
+        return _compare(pred, gold, options, timeout_s)
     return _compare_off_main(pred, gold, options, timeout_s)
 
 

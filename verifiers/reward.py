@@ -32,11 +32,14 @@ def score_response(response: str, gold: str, aliases: Sequence[str] = (),
     golds = [g for g in (gold, *aliases) if g and g.strip()]
     if not answer:
         return RewardResult(0.0, "", "no_answer")
-    if any(looks_mathematical(g) for g in golds) and looks_mathematical(answer):
-        for g in golds:
-            target = (boxed_contents(g) or [g])[-1]
-            if math_equivalent(answer, target, math_options, timeout_s):
-                return RewardResult(1.0, answer, "math")
+    latex_gold = any(_latex(g) for g in golds)
+    if latex_gold or (looks_mathematical(answer) and any(looks_mathematical(g) for g in golds)):
+        ok = any(math_equivalent(answer, (boxed_contents(g) or [g])[-1], math_options, timeout_s)
+                 for g in golds)
+        if ok or latex_gold:
+            # A LaTeX gold is settled by math-verify alone: word rules would find
+            # "\\sqrt{n+1}" inside "\\frac{n+2}{\\sqrt{n+1}}".
+            return RewardResult(float(ok), answer, "math")
     score = score_answer(answer, gold, aliases, question)
     if score.equivalent:
         return RewardResult(1.0, answer, score.rule)
@@ -44,6 +47,10 @@ def score_response(response: str, gold: str, aliases: Sequence[str] = (),
         ok = judge.equivalent(question, gold, aliases, answer)
         return RewardResult(float(ok), answer, "llm_judge")
     return RewardResult(0.0, answer, score.rule)
+
+
+def _latex(text: str) -> bool:
+    return any(ch in text for ch in "\\^{}$")
 
 
 def reward(response: str, gold: str, aliases: Sequence[str] = (), question: str | None = None,

@@ -1,0 +1,93 @@
+"""Final-answer extraction, the math path, the reward and the optional LLM judge."""
+
+import threading
+
+import pytest
+
+from verifiers import (
+    JudgeError, LLMJudge, MathTimeout, extract_final_answer, math_equivalent, reward,
+    score_response,
+)
+
+
+@pytest.mark.parametrize("response,answer", [
+    ("Long reasoning... so x = 3.\n\nThe answer is \\boxed{\\frac{1}{2}}.", "\\frac{1}{2}"),
+    ("\\boxed{1} first, then corrected: \\boxed{2}", "2"),
+    ("<think>maybe \\boxed{7}</think>\nAfter checking, Answer: 8", "8"),
+    ("Let me think.\nFinal answer: **Marie Curie**", "Marie Curie"),
+    ("It was built in 1889. The tower is in Paris.", "The tower is in Paris."),
+    ("\\boxed{\\begin{pmatrix} 1 & 2 \\end{pmatrix}}", "\\begin{pmatrix} 1 & 2 \\end{pmatrix}"),
+])
+def test_extract_final_answer(response, answer):
+    assert extract_final_answer(response) == answer
+
+
+@pytest.mark.parametrize("pred,gold,options,expected", [
+    ("$\\frac{1}{2}$", "$0.5$", None, True),
+    ("\\frac34i", "\\frac{3}{4}i", None, True),  # bare LaTeX gets delimited
+    ("4, 10, -2", "10, 4, -2", None, False),  # a bare list is ordered
+    ("$\\{4, 10\\}$", "$\\{10, 4\\}$", None, True),  # a set is not
+    ("1,000.99$", "1000.99", {"match_types": ["expr"]}, True),
+    ("3.1416", "3.14159", {"match_types": ["latex", "expr"], "precision": 2}, True),
+    ("3.1416", "3.14159", {"match_types": ["latex", "expr"], "precision": 6}, False),
+])
+def test_math_equivalent_passes_options_through(pred, gold, options, expected):
+    assert math_equivalent(pred, gold, options) is expected
+
+
+def test_math_timeout_is_raised_not_scored_zero():
+    slow = ("$(x+2)^{400}$", "$(x+1)^{400}$")
+    with pytest.raises(MathTimeout):
+        math_equivalent(*slow, timeout_s=1)
+    caught = []
+
+    def off_main():  # the trainer may call the reward from a worker thread
+        try:
+            math_equivalent(*slow, timeout_s=1)
+        except MathTimeout as exc:
+            caught.append(exc)
+
+    t = threading.Thread(target=off_main)
+    t.start()
+    t.join(30)
+    assert caught and "threaded" in str(caught[0])
+
+
+def test_reward_paths():
+    assert reward("...so \\boxed{\\dfrac{1}{2}}", "0.5") == 1.0
+    assert reward("...so \\boxed{\\dfrac{1}{3}}", "0.5") == 0.0
+    assert reward("I looked it up.\nAnswer: Wilhelm Röntgen", "Wilhelm Conrad Röntgen") == 1.0
+    assert reward("I looked it up.\nAnswer: not Röntgen", "Wilhelm Conrad Röntgen") == 0.0
+    assert score_response("", "Paris").rule == "no_answer"
+
+
+def test_llm_judge_over_loopback_chat_completions(chat_server):
+    judge = LLMJudge(base_url=chat_server.base_url, model="judge-model", max_retries=0)
+    chat_server.reply = lambda prompt: 'Sure! {"equivalent": true}'
+    # The rules cannot settle a paraphrase with no shared word: the judge decides.
+    r = score_response("Answer: the Big Apple", "New York City", judge=judge,
+                       question="Which city is nicknamed after a fruit?")
+    assert (r.reward, r.rule) == (1.0, "llm_judge")
+    body = chat_server.requests[-1]
+    assert body["model"] == "judge-model" and body["temperature"] == 0.0
+    assert "New York City" in body["messages"][0]["content"]
+    # A case the rules settle never reaches the judge.
+    n = len(chat_server.requests)
+    assert reward("Answer: New York City", "New York City", judge=judge) == 1.0
+    assert reward("Answer: not New York City", "New York City", judge=judge) == 0.0
+    assert len(chat_server.requests) == n
+    chat_server.reply = lambda prompt: '{"equivalent": false}'
+    assert reward("Answer: the Big Apple", "New York City", judge=judge) == 0.0
+
+
+def test_llm_judge_failures_raise(chat_server):
+    judge = LLMJudge(base_url=chat_server.base_url, model="m", max_retries=0)
+    chat_server.reply = lambda prompt: "I think so"
+    with pytest.raises(JudgeError, match="not JSON"):
+        judge.equivalent("q", "a", (), "b")
+    chat_server.reply = lambda prompt: '{"equivalent": "maybe"}'
+    with pytest.raises(JudgeError, match="boolean"):
+        judge.equivalent("q", "a", (), "b")
+    chat_server.status = 500
+    with pytest.raises(JudgeError, match="failed"):
+        judge.equivalent("q", "a", (), "b")
