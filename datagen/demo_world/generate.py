@@ -62,6 +62,12 @@ class _Namer:
         raise RuntimeError("name space exhausted; raise the syllable count")
 
 
+def article(noun: str) -> str:
+    """'a' or 'an' for a common noun (by its first letter; good enough for our word lists)."""
+    low = noun.lower()
+    return "an" if low[:1] in "aeiou" and not low.startswith(("uni", "eu", "one")) else "a"
+
+
 def format_date(d: dt.date) -> str:
     return f"{d.day} {_MONTHS[d.month - 1]} {d.year}"
 
@@ -143,7 +149,7 @@ def _people_and_orgs(b: _Builder) -> None:
     for _ in range(b.counts["person"]):
         name = b.namer.unique(lambda: f"{b.namer.stem(2)} {b.namer.stem(2)}")
         job = b.rng.choice(_OCCUPATIONS)
-        p = b.add("person", name, f"a {job}")
+        p = b.add("person", name, article(job) + " " + job)
         people.append(p)
         b.fact(p, "born_on", b.date(1850, 1990))
         b.fact(p, "born_in", b.rng.choice(cities))
@@ -154,7 +160,7 @@ def _people_and_orgs(b: _Builder) -> None:
         home = b.rng.choice(cities)
         name = b.namer.unique(lambda: pattern.format(city=b.rng.choice(cities).name,
                                                      stem=b.namer.stem(2)))
-        o = b.add("organisation", name, f"a {kind}")
+        o = b.add("organisation", name, article(kind) + " " + kind)
         orgs.append(o)
         b.fact(o, "org_type", kind)
         b.fact(o, "located_in", home)
@@ -178,7 +184,7 @@ def _works_and_events(b: _Builder) -> None:
         name = b.namer.unique(lambda: f"The {b.rng.choice(_WORK_ADJ)} {b.rng.choice(_WORK_NOUN)}"
                               if b.rng.random() < 0.5 else
                               f"{b.rng.choice(_WORK_ADJ)} {b.rng.choice(_WORK_NOUN)} of {b.namer.stem(1)}")
-        w = b.add("work", name, f"a {kind}")
+        w = b.add("work", name, article(kind) + " " + kind)
         b.fact(w, "work_type", kind)
         b.fact(w, "directed_by" if kind == "film" else "written_by", b.rng.choice(people))
         b.fact(w, "released_year", b.rng.randint(1900, 2024))
@@ -189,7 +195,7 @@ def _works_and_events(b: _Builder) -> None:
         city = b.rng.choice(cities)
         kind, pattern = b.rng.choice(_EVENTS)
         name = b.namer.unique(lambda: f"{b.rng.randint(1850, 2020)} {pattern.format(city=city.name)}")
-        e = b.add("event", name, f"a {kind}")
+        e = b.add("event", name, article(kind) + " " + kind)
         b.fact(e, "event_type", kind)
         b.fact(e, "located_in", city)
         b.fact(e, "held_on", dt.date(int(name[:4]), b.rng.randint(1, 12), b.rng.randint(1, 28)))

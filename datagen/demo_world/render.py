@@ -18,15 +18,16 @@ import json
 import random
 from pathlib import Path
 
+from datagen.demo_world.generate import article
 from datagen.demo_world.model import KINDS, RELATIONS, Entity, Fact, World
 
 FACTS_FILE = "facts.jsonl"
 # Bump when generated pages or facts change, so cached copies of the world are rebuilt.
-WORLD_FORMAT = 2
+WORLD_FORMAT = 3
 LICENSE_URL = "https://creativecommons.org/licenses/by-sa/4.0/"
 
-# {s}: subject name, {o}: object (linked where it is an entity). Several phrasings per
-# relation so a question composer can't lean on one fixed sentence shape.
+# {s}: subject name, {o}: object (linked where it is an entity), {a_o}: "a/an" + object.
+# Several phrasings per relation so a question composer can't lean on one sentence shape.
 TEMPLATES: dict[str, list[str]] = {
     "capital": ["The capital of {s} is {o}.", "{o} serves as the capital of {s}.",
                 "{s} is governed from its capital, {o}."],
@@ -40,15 +41,15 @@ TEMPLATES: dict[str, list[str]] = {
                      "{s} was established in {o}."],
     "born_in": ["{s} was born in {o}.", "{s} is a native of {o}.", "{s} came from {o}."],
     "born_on": ["{s} was born on {o}.", "{s}'s date of birth is {o}."],
-    "occupation": ["{s} worked as a {o}.", "By profession, {s} was a {o}.",
-                   "{s} is best known as a {o}."],
+    "occupation": ["{s} worked as {a_o}.", "By profession, {s} was {a_o}.",
+                   "{s} is best known as {a_o}."],
     "member_of": ["{s} was a member of {o}.", "{s} joined {o}.", "{s} belonged to {o}."],
     "educated_at": ["{s} studied at {o}.", "{s} was educated at {o}.",
                     "{s} is an alumnus of {o}."],
     "founded_by": ["{s} was founded by {o}.", "{o} founded {s}.", "{o} established {s}."],
-    "org_type": ["{s} is a {o}.", "{s} operates as a {o}."],
+    "org_type": ["{s} is {a_o}.", "{s} operates as {a_o}."],
     "employees": ["{s} employs {o} people.", "{s} has a staff of {o}."],
-    "work_type": ["{s} is a {o}.", "{s} is a {o} of some renown."],
+    "work_type": ["{s} is {a_o}.", "{s} is {a_o} of some renown."],
     "directed_by": ["{s} was directed by {o}.", "{o} directed {s}.",
                     "The director of {s} was {o}."],
     "written_by": ["{s} was written by {o}.", "{o} wrote {s}.", "{s} is the work of author {o}."],
@@ -57,7 +58,7 @@ TEMPLATES: dict[str, list[str]] = {
     "genre": ["{s} belongs to the {o} genre.", "Critics classify {s} as {o}."],
     "runtime_minutes": ["{s} runs for {o} minutes.", "The running time of {s} is {o} minutes."],
     "pages": ["{s} has {o} pages.", "The first edition of {s} ran to {o} pages."],
-    "event_type": ["{s} was a {o}.", "{s} is remembered as a {o}."],
+    "event_type": ["{s} was {a_o}.", "{s} is remembered as {a_o}."],
     "held_on": ["{s} took place on {o}.", "{s} was held on {o}.", "{s} began on {o}."],
     "organised_by": ["{s} was organised by {o}.", "{o} organised {s}."],
     "attendance": ["{s} drew an attendance of {o}.", "Some {o} people attended {s}."],
@@ -97,7 +98,8 @@ def _object_html(f: Fact) -> str:
 
 def _sentence(f: Fact, rng: random.Random) -> str:
     template = rng.choice(TEMPLATES[f.relation])
-    text = template.format(s=html.escape(f.subject), o=_object_html(f))
+    obj = _object_html(f)
+    text = template.format(s=html.escape(f.subject), o=obj, a_o=f"{article(f.obj)} {obj}")
     return text[0].upper() + text[1:]
 
 
@@ -124,7 +126,7 @@ def render_entity(world: World, e: Entity, facts: list[Fact],
                   inverse: dict[str, list[Fact]]) -> str:
     rng = random.Random(f"{world.seed}:{e.entity_id}")  # page text independent of page order
     sentences = [_sentence(f, rng) for f in facts]
-    lead = f"<p><b>{html.escape(e.name)}</b> is {html.escape(e.description)} in the Demo Encyclopedia.</p>"
+    lead = f"<p><b>{html.escape(e.name)}</b> is {html.escape(e.description)}.</p>"
     half = (len(sentences) + 1) // 2
     prose = f"<p>{' '.join(sentences[:half])}</p><p>{' '.join(sentences[half:])}</p>"
     body = lead + _infobox(e, facts) + prose + _related(world, e, inverse)
