@@ -52,13 +52,38 @@ class RobotsCache:
     async def _load(self, host: str) -> HostRules:
         res = await self.fetcher.fetch(host + "/robots.txt", any_type=True)
         if res.outcome == "ok" and res.body is not None:
+            lines = res.body.decode("utf-8", errors="replace").splitlines()
             parser = urllib.robotparser.RobotFileParser()
-            parser.parse(res.body.decode("utf-8", errors="replace").splitlines())
-            delay = parser.crawl_delay(self.agent) or 0.0
-            return HostRules(parser, crawl_delay=min(float(delay), MAX_CRAWL_DELAY_S))
+            parser.parse(lines)
+            delay = crawl_delay(lines, self.agent)
+            return HostRules(parser, crawl_delay=min(delay, MAX_CRAWL_DELAY_S))
         if res.status is not None and 400 <= res.status < 500:
             return HostRules(None)  # RFC 9309 §2.3.1.3: no robots.txt means all allowed
         if res.outcome == "skipped":  # e.g. served with an odd content type: treat as absent
             return HostRules(None)
         log.info("robots.txt of %s unreachable (%s): not crawling that host", host, res.reason)
         return HostRules(None, unreachable=res.reason or f"http_{res.status}")
+
+
+def crawl_delay(lines: list[str], agent: str) -> float:
+    """Crawl-delay of the group naming `agent`, else of `*` (urllib's parser reads integers only)."""
+    groups: dict[str, float] = {}
+    agents: list[str] = []
+    in_rules = False
+    for raw in lines:
+        key, _, value = raw.split("#", 1)[0].partition(":")
+        key, value = key.strip().lower(), value.strip()
+        if key == "user-agent":
+            if in_rules:
+                agents, in_rules = [], False
+            agents.append(value.lower())
+        elif key and agents:
+            in_rules = True
+            if key == "crawl-delay":
+                try:
+                    for a in agents:
+                        groups[a] = max(0.0, float(value))
+                except ValueError:
+                    pass
+    mine = next((d for a, d in groups.items() if a != "*" and a in agent.lower()), None)
+    return mine if mine is not None else groups.get("*", 0.0)

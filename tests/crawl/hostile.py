@@ -67,7 +67,7 @@ INDEX_LINKS = ["/good.html", "/redirect-loop/a", "/huge.html", "/huge-declared.h
                "/binary.html", "/bomb.html", "/slow.html", "/flaky.html", "/limited.html",
                "/private/secret.html", "/malformed.html", "/latin1.html", "/cp1252.html",
                "/cyrillic.html", "/noindex-header.html", "/nofollow.html", "/report.pdf",
-               "/dup.html", "/moved", "/missing.html", "/variant.html"]
+               "/dup.html", "/moved", "/missing.html", "/variant.html", "/reset.html"]
 
 
 class HostileHandler(http.server.BaseHTTPRequestHandler):
@@ -180,6 +180,14 @@ def _limited(h, n):
                       "before trying again, and the crawler respected that request.</p>"))
 
 
+def _reset(h, n):
+    if n == 1:  # hang up without answering: a connection error, worth a retry
+        h.close_connection = True
+        return
+    h.send_html(_page("Reset once", "<p>The first connection to this page was dropped without "
+                      "an answer; the second attempt received this text in full.</p>"))
+
+
 def _private(h, n):
     h.send_html(_page("Secret", "<p>robots.txt disallows this page.</p>"))
 
@@ -235,7 +243,7 @@ ROUTES = {
     "/private/secret.html": _private, "/malformed.html": _malformed, "/latin1.html": _latin1,
     "/cp1252.html": _cp1252, "/cyrillic.html": _cyrillic, "/noindex-header.html": _noindex_header,
     "/nofollow.html": _nofollow, "/only-linked-from-nofollow.html": lambda h, n: h.send_html(GOOD),
-    "/report.pdf": _pdf, "/dup.html": _dup, "/moved": lambda h, n: h.redirect("/good.html"),
+    "/reset.html": _reset, "/report.pdf": _pdf, "/dup.html": _dup, "/moved": lambda h, n: h.redirect("/good.html"),
     "/variant.html": lambda h, n: h.send_html(
         GOOD.replace("</head>", '<link rel="canonical" href="/good.html"></head>')),
 }

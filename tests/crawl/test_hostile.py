@@ -60,6 +60,7 @@ def test_every_hostile_url_is_recorded_with_its_reason(hostile_crawl):
         "/malformed.html": ("stored", ""), "/latin1.html": ("stored", ""),
         "/cp1252.html": ("stored", ""), "/cyrillic.html": ("stored", ""),
         "/nofollow.html": ("stored", ""), "/index.html": ("stored", ""),
+        "/reset.html": ("stored", ""),
     }
     got = {p: (rows[p]["outcome"], reason_code(rows[p]["reason"])) for p in expect if p in rows}
     assert got == expect
@@ -75,6 +76,7 @@ def test_hostile_crawl_is_bounded_and_polite(hostile_crawl):
     assert elapsed < 15, f"crawl took {elapsed:.1f} s"
     assert "/private/secret.html" not in state.counts  # never requested
     assert state.counts["/flaky.html"] == 3  # two 500s, then success
+    assert state.counts["/reset.html"] == 2  # a dropped connection is retried
     first, second = state.times("/limited.html")
     assert second - first >= 0.95  # Retry-After: 1 honoured
     assert state.counts["/slow.html"] == 1  # a deadline is recorded, not retried
@@ -135,3 +137,36 @@ def test_max_pages_and_depth(hostile, wh):
     assert summary.stored == 3 == wh.count("pages")
     summary = asyncio.run(Crawler(fast_config([base + "/index.html"], max_depth=0), None).run())
     assert summary.attempted == 1  # the seed only
+
+
+def test_per_host_delay_and_robots_crawl_delay(wh):
+    """Request starts on one host are spaced by max(per-host delay, robots Crawl-delay)."""
+    import http.server
+    from functools import partial
+
+    starts: list[float] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            if self.path == "/robots.txt":
+                body, ctype = b"User-agent: *\nCrawl-delay: 0.4\n", "text/plain"
+            else:
+                starts.append(time.monotonic())
+                links = "".join(f'<a href="/p{i}.html">p{i}</a>' for i in range(4))
+                body = (f"<html><body><article><p>{self.path} " + "text " * 60 +
+                        f"</p>{links}</article></body></html>").encode()
+                ctype = "text/html"
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    with serve_handler(partial(Handler)) as base:
+        summary = run_crawl(fast_config([base + "/"], per_host_delay_s=0.1), wh)
+    assert summary.attempted == 5
+    gaps = [b - a for a, b in zip(starts, starts[1:])]
+    assert len(starts) == 5 and min(gaps) >= 0.35, gaps

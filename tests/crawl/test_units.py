@@ -107,3 +107,15 @@ def test_extract_html_reads_head_and_links():
     assert page.links == [("http://h.org/a/b.html", "Next page")]
     assert "Ein langer Absatz" in page.text
     assert text_hash("a  b\n") == text_hash("a b")
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("User-agent: *\nCrawl-delay: 0.5\n", 0.5),
+    ("User-agent: other\nCrawl-delay: 9\n\nUser-agent: *\nDisallow: /x\nCrawl-delay: 2\n", 2.0),
+    ("User-agent: hardqa-datagen\nCrawl-delay: 3 # ours\nUser-agent: *\nCrawl-delay: 1\n", 3.0),
+    ("User-agent: *\nCrawl-delay: soon\n", 0.0),
+    ("", 0.0),
+])
+def test_crawl_delay_parsing(text, expected):
+    from datagen.crawl.robots import crawl_delay
+    assert crawl_delay(text.splitlines(), "hardqa-datagen") == expected
