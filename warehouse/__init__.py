@@ -1,7 +1,8 @@
 """The DuckLake warehouse every stage writes to and the trainer reads from.
 
     schema.py    typed records + explicit Arrow schemas + schema versions (the seam)
-    core.py      open/create, atomic commits with retry, run lineage
+    core.py      DuckLake connection, atomic commits with retry, run lineage
+    store.py     open/create a warehouse directory (marker file, foreign/missing checks)
     errors.py    user-facing errors
     query.py     read-only SQL for people and scripts (`datagen query`)
     export.py    Parquet / JSONL / HF datasets / verl exports (`datagen export`)
@@ -9,7 +10,8 @@
     maintain.py  compaction, snapshot expiry, file cleanup (`datagen maintain`)
 """
 
-from warehouse.core import Warehouse, default_warehouse_path, open, redact
+from warehouse.core import Warehouse, redact
+from warehouse.store import default_warehouse_path, open
 from warehouse.errors import (
     CommitConflict, CorruptWarehouse, ForeignWarehouse, QueryError, QueryRefused,
     ReadOnlyViolation, SchemaMismatch, WarehouseError, WarehouseNotFound,

@@ -23,7 +23,8 @@ from typing import Any, Iterator
 import pyarrow as pa
 
 from warehouse import errors
-from warehouse.core import LAKE, Warehouse, open as open_warehouse
+from warehouse.core import LAKE, Warehouse
+from warehouse.store import open as open_warehouse
 
 # Table functions a query may call: generators, DuckDB's catalog introspection, and
 # DuckLake's read-only metadata functions. Everything else (read_*, glob, query, *_scan,

@@ -38,7 +38,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from warehouse.core import LAKE, Warehouse, open as open_warehouse
+from warehouse.core import LAKE, Warehouse
+from warehouse.store import open as open_warehouse
 from warehouse.schema import BANDS
 
 log = logging.getLogger(__name__)
