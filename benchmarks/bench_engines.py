@@ -22,6 +22,7 @@ from pathlib import Path
 
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+log = logging.getLogger("bench_engines")
 
 
 def _batch(n: int, length: int, vocab: int, seed: int = 0):
@@ -53,6 +54,18 @@ def _timed(fn, steps: int, warmup: int = 1) -> float:
     return statistics.median(times)
 
 
+def _interleaved(a, b, steps: int) -> tuple[float, float]:
+    """Median seconds of `a` and of `b`, alternating calls so load spikes hit both alike."""
+    a(), b()
+    ta, tb = [], []
+    for _ in range(steps):
+        for fn, times in ((a, ta), (b, tb)):
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+    return statistics.median(ta), statistics.median(tb)
+
+
 def bench_train(model_dir: Path, n: int, length: int, steps: int) -> tuple[float, float]:
     """tokens/s of DeepSpeedTrainEngine.train_batch and of a plain loop (same everything)."""
     import torch
@@ -65,8 +78,6 @@ def bench_train(model_dir: Path, n: int, length: int, steps: int) -> tuple[float
     tokens = int(batch["attention_mask"].sum())
     cfg = DeepSpeedEngineConfig(micro_batch_size=n, lr=1e-5, grad_clip=1.0, build_shm_op=False)
     ds = DeepSpeedTrainEngine(model_dir, cfg)
-    ds_s = _timed(lambda: ds.train_batch(batch, _nll), steps)
-
     model = load_causal_lm(model_dir).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
 
@@ -79,7 +90,7 @@ def bench_train(model_dir: Path, n: int, length: int, steps: int) -> tuple[float
         opt.step()
         opt.zero_grad(set_to_none=True)
 
-    plain_s = _timed(plain_step, steps)
+    ds_s, plain_s = _interleaved(lambda: ds.train_batch(batch, _nll), plain_step, steps)
     return tokens / ds_s, tokens / plain_s
 
 
@@ -153,17 +164,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, same code path")
     parser.add_argument("--work", type=Path, default=None, help="scratch dir (default: temp)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s bench: %(message)s")
+    import torch
+
     from training.models import build_tiny_model
 
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_engines_"))
     q = args.quick
     tiny = build_tiny_model(work / "tiny")
-    train_model = tiny if q else build_tiny_model(work / "small", hidden=256, layers=4,
-                                                  heads=8, kv_heads=2, intermediate=688)
-    ds_tps, plain_tps = bench_train(train_model, n=8, length=128 if q else 256, steps=3 if q else 8)
+    small = build_tiny_model(work / "small", hidden=256, layers=4, heads=8, kv_heads=2,
+                             intermediate=688)
+    # One intra-op thread for both sides: on this shared 2-core machine two OpenMP threads
+    # spin against other jobs and make any step 5-20x slower at random.
+    torch.set_num_threads(1)
+    ds_tps, plain_tps = bench_train(small, n=8, length=128 if q else 256, steps=5 if q else 10)
+    log.warning("train: deepspeed %.0f tok/s, plain %.0f tok/s", ds_tps, plain_tps)
     update_s = bench_update(tiny, work, "tiny", reps=3)
+    log.warning("weight update (tiny): %.3f s", update_s)
     update_05b = bench_update(build_05b(work / "m05b"), work, "m05b", reps=1 if q else 3)
+    log.warning("weight update (~0.5B): %.3f s", update_05b)
     vllm_tps, hf_tps = bench_generation(tiny, n=32, new_tokens=64 if q else 128, reps=2 if q else 4)
 
     rows = [("DeepSpeed train step", f"{ds_tps:,.0f} tok/s", "plain PyTorch", f"{plain_tps:,.0f} tok/s"),

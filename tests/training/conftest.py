@@ -20,6 +20,21 @@ import pytest
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 
 
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _deterministic_cuda():
+    """On a GPU (benchmarks/gpu_check.sh), deterministic kernels keep save/load exact."""
+    if os.environ.get("CUBLAS_WORKSPACE_CONFIG") and _cuda():
+        import torch
+
+        torch.use_deterministic_algorithms(True, warn_only=True)
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
     """A tiny random Qwen2 + BPE tokenizer, built once per test session."""
@@ -33,7 +48,7 @@ def tiny_model_dir(tmp_path_factory):
 def hf_engine(tiny_model_dir):
     from training.engines.hf_engine import HFInferenceEngine
 
-    engine = HFInferenceEngine(tiny_model_dir)
+    engine = HFInferenceEngine(tiny_model_dir, device="cuda" if _cuda() else "cpu")
     yield engine
     engine.close()
 

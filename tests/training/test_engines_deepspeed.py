@@ -16,6 +16,13 @@ import torch
 from tests.training.engine_helpers import ds_config, fixed_batch, nll_loss
 
 HERE = Path(__file__).resolve().parent
+ON_GPU = torch.cuda.is_available()
+ATOL = 1e-4 if ON_GPU else 1e-5  # trainer on GPU vs a reference forward on CPU
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bit-exact on CPU; on GPU within 1e-6 unless kernels are deterministic end to end."""
+    return torch.equal(a, b) if not ON_GPU else torch.allclose(a, b, rtol=0, atol=1e-6)
 
 
 def _engine(model_dir, **cfg):
@@ -42,7 +49,7 @@ def test_forward_logprobs_follow_the_alignment_convention(tiny_model_dir):
             ref = torch.log_softmax(model(ids[None]).logits[0].float(), -1)
         expected = torch.cat([torch.zeros(1), ref[:-1].gather(-1, ids[1:, None])[:, 0]])
         assert lp[b, 0] == 0
-        torch.testing.assert_close(lp[b, :n], expected, atol=1e-5, rtol=0)
+        torch.testing.assert_close(lp[b, :n], expected, atol=ATOL, rtol=0)
 
 
 def test_train_step_changes_parameters_and_lowers_the_loss(tiny_model_dir):
@@ -85,7 +92,7 @@ def test_export_weights_is_an_hf_dir_with_the_trained_weights(tiny_model_dir, tm
 
     mask = batch["attention_mask"].bool()
     torch.testing.assert_close(token_logprobs(logits, batch["input_ids"])[mask],
-                               engine.forward_logprobs(batch)[mask], atol=1e-5, rtol=0)
+                               engine.forward_logprobs(batch)[mask], atol=ATOL, rtol=0)
 
 
 @pytest.mark.parametrize("stage", [0, 2])
@@ -104,9 +111,9 @@ def test_save_then_load_restores_the_exact_state(tiny_model_dir, tmp_path, stage
     assert torch.equal(torch.rand(3), noise_then)  # RNG restored
     stats_now = fresh.train_batch(batch, nll_loss)
     assert stats_now["lr"] == stats_then["lr"]  # scheduler restored (warm-up step 2)
-    assert stats_now["loss"] == stats_then["loss"]
+    assert stats_now["loss"] == pytest.approx(stats_then["loss"], rel=0, abs=1e-6 if ON_GPU else 0)
     for k, v in _params(fresh).items():
-        assert torch.equal(v, params_then[k]), k  # same optimizer moments -> same step
+        assert _same(v, params_then[k]), k  # same optimizer moments -> same step
 
 
 def test_load_of_a_missing_checkpoint_says_where_it_looked(tiny_model_dir, tmp_path):
@@ -117,6 +124,7 @@ def test_load_of_a_missing_checkpoint_says_where_it_looked(tiny_model_dir, tmp_p
 
 @pytest.mark.slow
 @pytest.mark.integration
+@pytest.mark.skipif(ON_GPU and torch.cuda.device_count() < 2, reason="needs 2 GPUs on a GPU box")
 def test_two_process_zero2_step_matches_one_process(tiny_model_dir, tmp_path):
     """The `deepspeed` launcher, 2 CPU ranks, ZeRO-2: one step on the global batch gives the
     same weights as one process stepping on the same batch (token weighting across ranks)."""

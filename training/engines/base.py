@@ -30,6 +30,7 @@ class Segment:
     ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     finish_reason: str | None = None
+    versions: list[int] | None = None  # per token, where the backend itself stamps them
 
 
 class InterruptibleEngine:
@@ -40,6 +41,7 @@ class InterruptibleEngine:
         self._gate: asyncio.Event | None = None  # set = running; created lazily in the loop
         self._paused_by_user = False
         self._update_lock: asyncio.Lock | None = None
+        self._n_pauses = 0
         self.tokens_generated = 0  # backends count tokens as they arrive (progress, throughput)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
@@ -98,16 +100,19 @@ class InterruptibleEngine:
         finish = "length"
         while len(ids) < request.max_new_tokens:
             await gate.wait()
-            version = self._version
+            version, pauses = self._version, self._n_pauses
             seg = await self._run_segment(
                 list(request.prompt_ids) + ids, request.max_new_tokens - len(ids),
                 request, interruptions)
             ids += seg.ids
             logprobs += seg.logprobs
-            versions += [version] * len(seg.ids)
+            versions += seg.versions if seg.versions is not None else [version] * len(seg.ids)
             if seg.finish_reason is not None:
                 finish = seg.finish_reason
                 break
+            if self._n_pauses == pauses:  # no pause came: the backend lost the request
+                raise RuntimeError("inference backend ended a generation without a finish "
+                                   f"reason after {len(ids)} tokens")
             interruptions += 1
         return GenerationResult(
             prompt_ids=list(request.prompt_ids), output_ids=ids, output_logprobs=logprobs,
@@ -149,6 +154,7 @@ class InterruptibleEngine:
     async def _pause(self) -> None:
         gate, _ = self._events()
         gate.clear()
+        self._n_pauses += 1
         await self._abort_all()
 
     async def _resume(self) -> None:

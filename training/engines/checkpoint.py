@@ -30,20 +30,29 @@ def _gathered(engine):
 
 
 def export_hf(engine, path: Path) -> None:
+    """One `model.safetensors` + config + tokenizer, written straight with safetensors:
+    no sharding or conversion pass, and no copy of tensors already on CPU in the export
+    dtype (ZeRO-3 copies, since its gathered tensors are freed on leaving the context)."""
     import torch
+    from safetensors.torch import save_file
 
     dtype = getattr(torch, engine.config.export_dtype)
+    state = None
     with _gathered(engine):
         if engine.rank == 0:
-            state = {k: v.detach().to("cpu", dtype).clone()
-                     for k, v in engine.module.state_dict().items()}
+            state = {k: v.detach().to("cpu", dtype) for k, v in engine.module.state_dict().items()}
+            if engine.config.zero_stage == 3:
+                state = {k: v.clone() for k, v in state.items()}
     if engine.rank == 0:
         path.mkdir(parents=True, exist_ok=True)
-        engine.module.save_pretrained(path, state_dict=state, safe_serialization=True)
-        config_file = path / "config.json"
-        config = json.loads(config_file.read_text())
+        tmp = path / "model.safetensors.tmp"
+        save_file({k: v.contiguous() for k, v in state.items()}, str(tmp),
+                  metadata={"format": "pt"})
+        tmp.replace(path / "model.safetensors")  # a reader never sees half a file
+        config = engine.module.config.to_dict()
         config["torch_dtype"] = config["dtype"] = engine.config.export_dtype
-        config_file.write_text(json.dumps(config, indent=2))
+        (path / "config.json").write_text(json.dumps(config, indent=2, default=str))
+        engine.module.generation_config.save_pretrained(path)
         engine.tokenizer.save_pretrained(path)
     _barrier(engine)
 

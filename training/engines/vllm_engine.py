@@ -7,6 +7,8 @@ the distribution the trainer divides its logits for). A weight update pauses the
 with `pause_generation(mode="abort")`: segments in flight end with finish reason "abort"
 and the tokens they had, and are resubmitted by `InterruptibleEngine` once the worker has
 reloaded the checkpoint in place (`collective_rpc("reload_weights", weights_path=...)`).
+Token versions come from vLLM's own weight-version stamps (`update_weight_version` is set
+with each update), so they are right even for a request that raced the pause.
 The GPU option, NCCL broadcast instead of a checkpoint on disk, is in `nccl_sync.py`.
 
 On CPU: dtype float32 (bf16 dies with SIGILL on short prompts), `VLLM_CPU_KVCACHE_SPACE`
@@ -64,7 +66,9 @@ class VLLMInferenceEngine(InterruptibleEngine):
         from vllm import AsyncEngineArgs
         from vllm.v1.engine.async_llm import AsyncLLM
 
-        return AsyncLLM.from_engine_args(AsyncEngineArgs(**self._args))
+        llm = AsyncLLM.from_engine_args(AsyncEngineArgs(**self._args))
+        await llm.update_weight_version(str(self._version))
+        return llm
 
     async def _run_segment(self, token_ids, max_new_tokens, request: GenerationRequest,
                            attempt: int) -> Segment:
@@ -81,7 +85,7 @@ class VLLMInferenceEngine(InterruptibleEngine):
             stop_token_ids=list(request.stop_token_ids), output_kind=RequestOutputKind.DELTA,
             detokenize=False)
         seg = Segment()
-        finish = None
+        finish = spans = None
         async for out in self.llm.generate(TokensPrompt(prompt_token_ids=token_ids), params,
                                            request_id=uuid.uuid4().hex):
             o = out.outputs[0]
@@ -89,7 +93,9 @@ class VLLMInferenceEngine(InterruptibleEngine):
             self.tokens_generated += len(o.token_ids)
             seg.logprobs += [d[t].logprob for d, t in zip(o.logprobs or [], o.token_ids)]
             finish = o.finish_reason
+            spans = o.weight_versions
         seg.finish_reason = _finish(finish, len(seg.ids), max_new_tokens)
+        seg.versions = _span_versions(spans, len(seg.ids))
         return seg
 
     async def _abort_all(self) -> None:
@@ -102,6 +108,15 @@ class VLLMInferenceEngine(InterruptibleEngine):
         await self.llm.collective_rpc("reload_weights", kwargs={"weights_path": path})
         await self.llm.reset_prefix_cache()  # cached KV belongs to the old weights
 
+    async def _update_with(self, version: int, load, path: str = "") -> None:
+        async def load_and_stamp(p: str) -> None:
+            await load(p)
+            # vLLM stamps every sampled token with its weight version: even a request that
+            # slipped in while pausing gets the version of the weights that produced it.
+            await self.llm.update_weight_version(str(version))
+
+        await super()._update_with(version, load_and_stamp, path)
+
     def close(self) -> None:
         llm = getattr(self, "llm", None)
         if llm is not None:
@@ -112,6 +127,14 @@ class VLLMInferenceEngine(InterruptibleEngine):
             llm.shutdown()
             self.llm = None
         super().close()
+
+
+def _span_versions(spans, n_tokens: int) -> list[int] | None:
+    """vLLM's weight-version spans [start, end) -> one int version per output token."""
+    if not spans:
+        return None
+    versions = [int(span.version) for span in spans for _ in range(span.start, span.end)]
+    return versions if len(versions) == n_tokens else None
 
 
 def _finish(reason: str | None, n_tokens: int, budget: int) -> str | None:
