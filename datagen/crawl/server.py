@@ -142,13 +142,14 @@ def _serve_subprocess(root: Path, port: int) -> Iterator[str]:
     import subprocess
     import sys
     proc = subprocess.Popen([sys.executable, "-m", "datagen.crawl._serve_main", str(root), str(port)],
-                            stdout=subprocess.PIPE, text=True)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline().strip()  # "READY <url>" once it listens
         if not line.startswith("READY "):
             raise OSError(f"loopback server for {root} did not start: {line or proc.poll()}")
         yield line.split(" ", 1)[1]
     finally:
+        proc.stdin.close()
         proc.terminate()  # only the process this call started
         try:
             proc.wait(timeout=5)
