@@ -9,6 +9,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+import lxml.html
 import pytest
 
 from datagen.crawl import Crawler, run_crawl
@@ -93,6 +94,9 @@ def test_crawled_demo_pages_carry_the_ground_truth(small_world_site, wh):
         assert page["title"] == e.name
         assert page["license"] == "https://creativecommons.org/licenses/by-sa/4.0/"
         links = {l["url"][len(base):]: l["anchor"] for l in page["links"]}
+        for para in lxml.html.fromstring(page["html"]).xpath("//article/p"):
+            # every prose paragraph is quotable verbatim from the stored text (grounding)
+            assert " ".join(para.text_content().split()) in page["text"]
         entity_id, rows = read_infobox(page["html"])
         assert entity_id == e.entity_id
         assert {(r.relation, r.value, r.href) for r in rows} == {
