@@ -1,7 +1,7 @@
 """Built-in toy tasks a tiny model can learn on a CPU, and loading them into the warehouse.
 
 `fact_copy`: a demo-world style fact is given in the prompt and asked back —
-"Varno has 7 bridges. How many bridges does Varno have?" → "7".
+"Varno has 7 bridges. How many bridges?" → "7".
 A randomly initialised tiny model first gets a short supervised warm start on the output
 format only (a bare digit, *random*, so it does not learn the task), then
 RL must learn to read the digit from the prompt. Chance level is 1/10.
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 _SYLLABLES = ("va", "ro", "ne", "ka", "li", "do", "mi", "tu", "sa", "be", "fo", "ga",
               "ri", "lo", "pe", "zu")
-_ATTRIBUTES = (("bridges", "How many bridges does {e} have?"),
-               ("towers", "How many towers does {e} have?"),
-               ("gates", "How many gates does {e} have?"),
-               ("museums", "How many museums does {e} have?"))
+# Short prompts on purpose: a randomly initialised model attends about uniformly at first,
+# so the fact's digit weighs 1/len(prompt) in what it sees; fewer tokens, faster learning.
+_ATTRIBUTES = (("bridges", "How many bridges?"), ("towers", "How many towers?"),
+               ("gates", "How many gates?"), ("museums", "How many museums?"))
 TASKS = ("fact_copy",)
 
 
