@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         a = bench_commit(tmp, n_batches=10 if q else 30, batch=5_000 if q else 10_000)
         print(f"(a) commit   api {a['api_rows_s']:>10,.0f} rows/s   bare INSERT {a['bare_rows_s']:>10,.0f} rows/s"
               f"   ratio {a['ratio']:.2f}  (goal >= 0.8)", flush=True)
-        b = bench_stream(tmp, 50_000 if q else 200_000)
+        b = bench_stream(tmp, 100_000 if q else 200_000)
         print(f"(b) stream   reader {b['reader_rows_s']:>10,.0f} rows/s   bare scan+to_pylist "
               f"{b['bare_rows_s']:>10,.0f} rows/s   ratio {b['ratio']:.2f}  (goal >= 0.8; "
               f"Arrow-only scan {b['bare_arrow_rows_s']:,.0f} rows/s; {b['rows']:,} rows)", flush=True)

@@ -110,6 +110,7 @@ def connect():
     con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": "true",
                                              "autoinstall_known_extensions": "false"})
     con.execute("SET TimeZone='UTC'")
+    con.execute("SET enable_progress_bar = false")  # a library prints nothing on its own
     load_extensions(con, ("ducklake", "sqlite"))
     return con
 

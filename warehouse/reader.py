@@ -163,11 +163,11 @@ class StreamReader:
                 cols[3] = [tuple(a) if a else () for a in cols[3]]  # answer_aliases
                 rows.extend(map(_MAKE_ITEM, zip(*cols)))
                 ids.append(rb.column(0))
-                band_col.extend(cols[4])
+                band_col.append(rb.column(4))
                 hashes.append(rb.column(len(COLUMNS)).to_numpy())
         self._rows = rows
         self._ids = pa.chunked_array(ids, pa.string())
-        self._bands = np.array(band_col, dtype=object)
+        self._bands = pa.chunked_array(band_col, pa.string())
         self._hashes = np.concatenate(hashes).astype(np.uint64) if hashes else np.empty(0, np.uint64)
         self._rebuild()
 
@@ -202,7 +202,8 @@ class StreamReader:
         self._order, self._pos = {}, {}
         for b in self.band_weights:
             if self.band_weights[b] > 0:
-                idx = np.flatnonzero((self._bands == b) & keep)
+                in_band = pc.equal(self._bands, b).to_numpy(zero_copy_only=False)
+                idx = np.flatnonzero(in_band & keep)
                 self._order[b] = idx[np.argsort(prio[idx], kind="stable")]
                 self._pos[b] = 0
 

@@ -137,3 +137,8 @@ def test_trainer_commits_to_rollouts_do_not_trigger_a_rescan(ready_wh):
         add_ready(wh, ["fresh"], band_of=lambda i: "easy")
         reader.next_batch(5)
         assert reader._rows is not rows and any(r.question_id == "fresh" for r in reader._rows)
+
+
+def test_empty_warehouse_yields_nothing_and_does_not_spin(wh_path):
+    with StreamReader(wh_path, EVEN, seed=0) as reader:
+        assert reader.next_batch(8) == [] and list(reader) == []
