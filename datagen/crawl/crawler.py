@@ -127,10 +127,10 @@ class Crawler:
         self.fetcher = Fetcher(self.cfg)
         self.robots = RobotsCache(self.fetcher, enabled=self.cfg.respect_robots,
                                   agent=_robots_agent(self.cfg.user_agent))
-        if self.cfg.extract_processes > 0:
-            self._pool = _extract_pool(self.cfg.extract_processes)
-        await asyncio.to_thread(self._load_known)
         try:
+            if self.cfg.extract_processes > 0:
+                self._pool = _extract_pool(self.cfg.extract_processes)
+            await asyncio.to_thread(self._load_known)
             seed_urls = seeds.urls + await self._sitemap_urls(seeds)
             for url in seed_urls:
                 self._enqueue(url, 0, check_scope=False)
@@ -201,8 +201,7 @@ class Crawler:
     def _host(self, url: str) -> _Host:
         key = host_key(url)
         if key not in self.hosts:
-            rules = self.robots._rules.get(key)
-            delay = max(self.cfg.per_host_delay_s, rules.crawl_delay if rules else 0.0)
+            delay = max(self.cfg.per_host_delay_s, self.robots.crawl_delay(url))
             self.hosts[key] = _Host(self.cfg.per_host_concurrency, delay)
         return self.hosts[key]
 

@@ -39,6 +39,11 @@ class RobotsCache:
             return "robots_disallowed"
         return None
 
+    def crawl_delay(self, url: str) -> float:
+        """The host's Crawl-delay (0 until its robots.txt has been read)."""
+        rules = self._rules.get(host_key(url))
+        return rules.crawl_delay if rules else 0.0
+
     async def rules(self, url: str) -> HostRules:
         host = host_key(url)
         if host in self._rules:
