@@ -110,9 +110,15 @@ class Tokens:
 _GLUED = re.compile(r"(?<=\b[a-z][a-z])(?=[A-Z][a-z])|(?<=[a-z]{3})(?=[A-Z][a-z])|(?<=[a-z]{2})(?=\d)")
 
 
+# A year run into a footnote marker, as text copied from web pages with superscript
+# citations reads: "released in 19731." is "in 1973" + note 1.
+_YEAR_FOOTNOTE = re.compile(
+    r"(\b(?:in|on|of|since|until|by|from|to|year|,) )((?:1[0-9]|20)\d\d)(\d{1,2})(?=[.,;:!?]|\s*$|\s+[A-Z])")
+
+
 def unglue(text: str) -> str:
     """Restore spaces lost around hyperlinks and citation marks ("byJordan Fisher1" → "by Jordan Fisher 1")."""
-    return _GLUED.sub(" ", text)
+    return _GLUED.sub(" ", _YEAR_FOOTNOTE.sub(r"\1\2 \3", text))
 
 
 def _raw_tokens(text: str) -> list[str]:
