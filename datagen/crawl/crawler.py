@@ -134,12 +134,7 @@ class Crawler:
             seed_urls = seeds.urls + await self._sitemap_urls(seeds)
             for url in seed_urls:
                 self._enqueue(url, 0, check_scope=False)
-            workers = [asyncio.create_task(self._worker())
-                       for _ in range(self.cfg.global_concurrency)]
-            await self.queue.join()
-            for w in workers:
-                w.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+            await self._run_workers()
             await self._flush(force=True)
         finally:
             await self.fetcher.aclose()
@@ -147,6 +142,20 @@ class Crawler:
                 self._pool.shutdown(wait=True, cancel_futures=True)
             self.summary.elapsed_s = time.monotonic() - started
         return self.summary
+
+    async def _run_workers(self) -> None:
+        """Until the frontier is empty; a worker that dies (warehouse error) ends the crawl."""
+        workers = [asyncio.create_task(self._worker()) for _ in range(self.cfg.global_concurrency)]
+        joined = asyncio.create_task(self.queue.join())
+        try:
+            await asyncio.wait([joined, *workers], return_when=asyncio.FIRST_COMPLETED)
+            for w in workers:
+                if w.done() and not w.cancelled() and w.exception() is not None:
+                    raise w.exception()
+        finally:
+            for t in (joined, *workers):
+                t.cancel()
+            await asyncio.gather(joined, *workers, return_exceptions=True)
 
     async def _sitemap_urls(self, seeds: Seeds) -> list[str]:
         for sm in seeds.sitemaps:
@@ -176,6 +185,9 @@ class Crawler:
                                      reason=f"crawler_error: {type(exc).__name__}: {exc}"), depth)
             finally:
                 self.queue.task_done()
+            # a full batch (pages, or fetch rows alone) is committed; a warehouse error ends
+            # the crawl (run() re-raises it) rather than being recorded against one page
+            await self._flush()
 
     def _full(self) -> bool:
         return self.cfg.max_pages is not None and self.summary.stored >= self.cfg.max_pages
@@ -232,7 +244,6 @@ class Crawler:
         if not page.nofollow:
             self._follow(page.links, depth)
         self._decide_and_store(res, page, depth)
-        await self._flush()
 
     async def _extract(self, res: Fetched) -> ex.Extracted | str:
         """Parse off the event loop: in worker processes when configured (real parallelism

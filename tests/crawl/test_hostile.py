@@ -176,3 +176,14 @@ def test_per_host_delay_and_robots_crawl_delay(wh):
     gaps = [b - a for a, b in zip(starts, starts[1:])]
     # spacing is exact where the crawler starts requests; the server sees it with some jitter
     assert len(starts) == 5 and starts[-1] - starts[0] >= 4 * 0.4 - 0.1 and min(gaps) >= 0.25, gaps
+
+
+def test_a_warehouse_failure_ends_the_crawl_instead_of_hanging(hostile, tmp_path):
+    import warehouse
+    base, state = hostile
+    warehouse.open(tmp_path / "ro").close()
+    ro = warehouse.open(tmp_path / "ro", read_only=True)  # every commit will be refused
+    cfg = fast_config([base + "/index.html"], batch_size=1, exclude=["slow", "limited"])
+    with pytest.raises(warehouse.ReadOnlyViolation):
+        asyncio.run(asyncio.wait_for(Crawler(cfg, ro).run(), timeout=60))
+    ro.close()
