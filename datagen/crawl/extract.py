@@ -102,8 +102,23 @@ def looks_binary(body: bytes) -> bool:
     return bool(head) and controls / len(head) > 0.05
 
 
-def robots_directives(value: str) -> tuple[bool, bool]:
-    tokens = {t.strip().lower() for t in re.split(r"[,\s]+", value or "") if t.strip()}
+_SCOPED = re.compile(r"^\s*([A-Za-z][\w.-]*)\s*:\s*(.*)$")
+_VALUED = {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
+
+
+def robots_directives(value: str, agent: str = "hardqa-datagen") -> tuple[bool, bool]:
+    """(noindex, nofollow) from a robots meta content or X-Robots-Tag value.
+
+    `otherbot: noindex` applies to otherbot only; unscoped directives apply to everyone.
+    """
+    tokens: set[str] = set()
+    scope = None  # None: all agents
+    for part in (value or "").split(","):
+        m = _SCOPED.match(part)
+        if m and m.group(1).lower() not in _VALUED:
+            scope, part = m.group(1).lower(), m.group(2)
+        if scope in (None, "*", agent.lower()):
+            tokens.update(t.lower() for t in part.split())
     none = "none" in tokens
     return none or "noindex" in tokens, none or "nofollow" in tokens
 

@@ -89,6 +89,10 @@ def test_binary_sniffing():
 @pytest.mark.parametrize("value,expected", [
     ("noindex", (True, False)), ("nofollow, noarchive", (False, True)),
     ("none", (True, True)), ("index, follow", (False, False)), ("", (False, False)),
+    ("otherbot: noindex, nofollow", (False, False)),
+    ("otherbot: noindex, hardqa-datagen: nofollow", (False, True)),
+    ("unavailable_after: 2030-01-01, noindex", (True, False)),
+    ("NOINDEX,NOFOLLOW", (True, True)),
 ])
 def test_robots_directives(value, expected):
     assert robots_directives(value) == expected
