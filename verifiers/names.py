@@ -99,8 +99,9 @@ def names_match(prediction: str, gold_name: str) -> bool:
 
 
 def _surname_matches(pred: str, gold: str) -> bool:
-    """Exact, or a transliteration variant (Dutt / Dutta): one letter added or changed at the end."""
-    if pred == gold:
+    """Exact, one part of a double-barrelled surname (Somerville / Agnew-Somerville), or a
+    transliteration variant (Dutt / Dutta): one letter added or changed at the end."""
+    if pred == gold or ("-" in gold and pred in gold.split("-")):
         return True
     short, long_ = sorted((pred, gold), key=len)
     return len(short) >= 4 and len(long_) - len(short) <= 1 and long_.startswith(short[:-1])

@@ -121,8 +121,16 @@ def unglue(text: str) -> str:
     return _GLUED.sub(" ", _YEAR_FOOTNOTE.sub(r"\1\2 \3", text))
 
 
+_YEAR_RANGE = re.compile(r"\b(1\d|20)(\d\d)\s*[-–—]\s*(\d\d)\b(?![-–—/.,]?\d)")
+
+
+def _expand_year_ranges(text: str) -> str:
+    """"1648–51" → "1648–1651": the second year of an abbreviated range keeps the century."""
+    return _YEAR_RANGE.sub(lambda m: f"{m[1]}{m[2]}–{m[1]}{m[3]}", text)
+
+
 def _raw_tokens(text: str) -> list[str]:
-    text = unglue(strip_accents(text or ""))
+    text = _expand_year_ranges(unglue(strip_accents(text or "")))
     text = text.replace("&", " and ").replace("’", "'").replace("n't", " not")
     out = []
     for tok in _TOKEN.findall(text):
@@ -205,6 +213,8 @@ before also only just very more most some any all each other same own up down ou
 APPROXIMATORS = frozenset("""
 from until till through between approximately about around roughly nearly almost circa
 early late mid
+under beneath below above over inside within behind near outside across along toward towards
+upon onto into
 """.split())
 STOPWORDS = STOPWORDS | APPROXIMATORS
 
