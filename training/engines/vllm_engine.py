@@ -126,6 +126,9 @@ class VLLMInferenceEngine(InterruptibleEngine):
                 self._loop.call_soon_threadsafe(handler.cancel)
             llm.shutdown()
             self.llm = None
+            # Its __del__ calls shutdown again, at interpreter exit when vLLM's module
+            # globals are already gone (a TypeError on stderr): make that a no-op.
+            llm.shutdown = lambda *args, **kwargs: None
         super().close()
 
 
