@@ -1,9 +1,9 @@
 """Built-in toy tasks a tiny model can learn on a CPU, and loading them into the warehouse.
 
 `fact_copy`: a demo-world style fact is given in the prompt and asked back —
-"Varno has 7 bridges. How many bridges?" → "7".
+"Varno has 7 bridges. How many bridges?" → "Answer: 7".
 A randomly initialised tiny model first gets a short supervised warm start on the output
-format only (a bare digit, *random*, so it does not learn the task), then
+format only ("Answer: <digit>" with a *random* digit, so it does not learn the task), then
 RL must learn to read the digit from the prompt. Chance level is 1/10.
 
 `load_task(wh, task, ...)` writes the questions with passing verdicts and a difficulty band
@@ -71,9 +71,9 @@ def task_questions(task: str, n: int, split: str, seed: int = 0) -> list[TaskQue
 
 
 def format_answer(answer: str) -> str:
-    """The output format the warm start teaches: the bare answer (2 tokens with the EOS,
-    so rollouts on a CPU stay cheap); the reward's answer extraction reads it as is."""
-    return answer
+    """The output format the warm start teaches and the reward's answer extraction reads.
+    (Learning was faster with this prefix than with a bare digit in our CPU runs.)"""
+    return f"Answer: {answer}"
 
 
 def warm_start_pairs(questions: list[TaskQuestion], seed: int = 0) -> list[tuple[str, str]]:
