@@ -177,17 +177,22 @@ class Crawler:
         while True:
             url, depth = await self.queue.get()
             try:
-                if not self._full():
-                    await self._visit(url, depth)
-            except Exception as exc:  # one bad page must not end the crawl: record it
-                log.exception("crawler error on %s", url)
-                self._record(Fetched(url, url, outcome="failed",
-                                     reason=f"crawler_error: {type(exc).__name__}: {exc}"), depth)
+                await self._visit_recorded(url, depth)
+                # a full batch (pages, or fetch rows alone) is committed before the item
+                # counts as done, so the frontier never looks empty while a commit runs; a
+                # warehouse error ends the crawl (run() re-raises it)
+                await self._flush()
             finally:
                 self.queue.task_done()
-            # a full batch (pages, or fetch rows alone) is committed; a warehouse error ends
-            # the crawl (run() re-raises it) rather than being recorded against one page
-            await self._flush()
+
+    async def _visit_recorded(self, url: str, depth: int) -> None:
+        try:
+            if not self._full():
+                await self._visit(url, depth)
+        except Exception as exc:  # one bad page must not end the crawl: record it
+            log.exception("crawler error on %s", url)
+            self._record(Fetched(url, url, outcome="failed",
+                                 reason=f"crawler_error: {type(exc).__name__}: {exc}"), depth)
 
     def _full(self) -> bool:
         return self.cfg.max_pages is not None and self.summary.stored >= self.cfg.max_pages
