@@ -87,12 +87,22 @@ def load_folder(folder: str | Path) -> dict[str, list[str]]:
 
 
 def load_hub(specs: Iterable[BenchmarkSpec] = DEFAULT_BENCHMARKS,
-             cache_dir: Path = CACHE_DIR) -> dict[str, list[str]]:
-    """Fetch each benchmark once (needs network) and cache its questions as JSONL."""
+             cache_dir: Path | None = None) -> dict[str, list[str]]:
+    """Fetch each benchmark once (needs network) and cache its questions as JSONL.
+
+    Sets already cached are used offline; the hub is probed once (3 s) so a
+    machine without network does not sit through the hub client's retries."""
+    cache_dir = cache_dir or CACHE_DIR
     sets: dict[str, list[str]] = {}
+    online: bool | None = None
     for spec in specs:
         cached = cache_dir / f"{spec.name}.jsonl"
         if not cached.exists():
+            online = _hub_reachable() if online is None else online
+            if not online:
+                log.warning("benchmark %s (%s) not cached and the hub is unreachable",
+                            spec.name, spec.dataset_id)
+                continue
             try:
                 _fetch(spec, cached)
             except Exception as exc:  # any hub/network failure: report the set as unavailable
@@ -100,6 +110,20 @@ def load_hub(specs: Iterable[BenchmarkSpec] = DEFAULT_BENCHMARKS,
                 continue
         sets[spec.name] = _read_questions(cached)
     return sets
+
+
+def _hub_reachable(timeout_s: float = 3.0) -> bool:
+    import os
+    import socket
+    from urllib.parse import urlparse
+    if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1":
+        return False
+    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname
+    try:
+        socket.create_connection((host, 443), timeout=timeout_s).close()
+        return True
+    except OSError:
+        return False
 
 
 def _read_questions(path: Path) -> list[str]:

@@ -339,20 +339,21 @@ def _gold_words_in_clause(pred: Tokens, ref: Tokens, q_words: set[str], is_list:
     """Enough informative content words of the gold in one clause ("his brother" / "his late
     brother"), none of them negated or hedged. Gold words that repeat the question carry no
     answer ("subdural hematoma" asked as "which type of hematoma" is answered by "subdural")."""
-    gold = set(content_words(ref))
-    gold = (gold - q_words) or gold
+    gold = set(content_words(ref)) - q_words or set(content_words(ref))
     if not gold:
         return False
     # A strict majority of the gold's informative words; every word when the gold is a
-    # list, since each item is part of the answer.
+    # list, since each item is part of the answer. Numbers are required: "541 million
+    # years ago" shares "years ago" with "2.45 billion years ago" and is another answer.
     need = len(gold) if is_list else len(gold) // 2 + 1
+    required = {w for w in gold if _number(w) is not None}
     by_clause: dict[int, list[int]] = {}
     for i, c in enumerate(pred.clauses):
         by_clause.setdefault(c, []).append(i)
     for positions in by_clause.values():
         hits = [i for i in positions if any(same_stem(g, pred.words[i]) for g in gold)]
         found = {g for g in gold for i in hits if same_stem(g, pred.words[i])}
-        if len(found) >= need and not any(
+        if len(found) >= need and required <= found and not any(
                 _negated(pred, i) or _hedged(pred, i, i + 1, q_words) for i in hits):
             return True
     return False

@@ -190,3 +190,20 @@ def test_decontamination(tmp_path, caplog):
         results = Decontamination(source=empty).run(qs[:2], CheckContext())
     assert statuses(results) == ["error", "error"]
     assert "NO BENCHMARK SETS" in caplog.text
+
+
+def test_hub_benchmarks_use_the_cache_and_never_pass_silently_offline(tmp_path, caplog,
+                                                                     monkeypatch):
+    from verifiers.decontam import BenchmarkSpec, load_hub
+    spec = BenchmarkSpec("nq_open", "google-research-datasets/nq_open", "validation")
+    missing = BenchmarkSpec("popqa", "akariasai/PopQA", "test")
+    _write_jsonl(tmp_path / "nq_open.jsonl", ["when was the eiffel tower completed"])
+    with caplog.at_level("WARNING"):
+        sets = load_hub([spec, missing], cache_dir=tmp_path)  # HF_HUB_OFFLINE=1 in tests
+    assert sets == {"nq_open": ["when was the eiffel tower completed"]}
+    assert "popqa" in caplog.text
+    monkeypatch.setattr("verifiers.decontam.CACHE_DIR", tmp_path / "nothing-cached")
+    q = make_question("q", "When was the Eiffel Tower completed?", "1889")
+    results = Decontamination(source="hub").run([q], CheckContext())
+    assert [r.status for r in results] == ["error"]
+    assert results[0].details["sets_checked"] == []
