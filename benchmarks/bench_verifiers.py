@@ -133,7 +133,7 @@ def synthetic_questions(data: Path, n: int, seed: int = 0) -> list[str]:
 
 def bench_dedup(data: Path, n: int) -> tuple[float, float, float]:
     import numpy as np
-    from verifiers.dedup import DEFAULT_THRESHOLD, SentenceEmbedder, cluster, similar_pairs
+    from verifiers.dedup import DEFAULT_THRESHOLD, SentenceEmbedder, cluster
     texts = synthetic_questions(data, n)
     embedder = SentenceEmbedder(batch_size=256)
     t = time.perf_counter()

@@ -27,7 +27,8 @@ class LabelledPair:
 
 
 def load_evouna(path: str | Path) -> list[LabelledPair]:
-    """EVOUNA (Wang et al. 2023): gold aliases are '/'-separated; ``improper`` rows and null labels skipped."""
+    """EVOUNA (Wang et al. 2023): gold aliases are '/'-separated; ``improper`` rows and
+    null labels are skipped."""
     rows = json.loads(Path(path).read_text())
     out = []
     for row in rows:

@@ -29,7 +29,7 @@ from typing import Iterable, Sequence
 from verifiers.dates import as_date, find_dates
 from verifiers.names import names_match, looks_like_name
 from verifiers.normalize import (
-    STOPWORDS, Tokens, canonical_tokens, content_words, same_stem, squad_normalize,
+    Tokens, canonical_tokens, content_words, same_stem, squad_normalize,
 )
 
 NEGATORS = frozenset({"not", "no", "never", "neither", "nor", "none", "nobody", "cannot",
@@ -359,5 +359,4 @@ def _gold_words_in_clause(pred: Tokens, ref: Tokens, q_words: set[str], is_list:
     return False
 
 
-__all__ = ["EquivalenceScore", "score_answer", "is_equivalent", "token_f1", "references",
-           "STOPWORDS"]
+__all__ = ["EquivalenceScore", "score_answer", "is_equivalent", "token_f1", "references"]

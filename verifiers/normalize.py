@@ -33,11 +33,12 @@ SYNONYMS = {
     "kms": "kilometre", "mi": "mile", "m": "metre", "meter": "metre", "cm": "centimetre",
     "centimeter": "centimetre", "mm": "millimetre", "millimeter": "millimetre", "kg": "kilogram",
     "kgs": "kilogram", "g": "gram", "lb": "pound", "lbs": "pound", "oz": "ounce", "sq": "square",
-    "percent": "percent", "pct": "percent", "usd": "dollar", "us": "us", "u": "u",
+    "percent": "percent", "pct": "percent", "usd": "dollar",
     "colour": "color", "centre": "center", "theatre": "theater", "favourite": "favorite",
     "honour": "honor", "labour": "labor", "defence": "defense", "organisation": "organization",
     "yr": "year", "yrs": "year", "hr": "hour", "hrs": "hour", "min": "minute", "mins": "minute",
-    "bce": "bc", "ce": "ad", "sec": "second", "secs": "second", "liter": "litre", "liters": "litre", "mph": "mph", "vs": "versus", "v": "versus",
+    "bce": "bc", "ce": "ad", "sec": "second", "secs": "second", "liter": "litre",
+    "liters": "litre", "vs": "versus", "v": "versus",
 }
 _ROMAN = re.compile(r"^M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
@@ -117,7 +118,8 @@ _YEAR_FOOTNOTE = re.compile(
 
 
 def unglue(text: str) -> str:
-    """Restore spaces lost around hyperlinks and citation marks ("byJordan Fisher1" → "by Jordan Fisher 1")."""
+    """Restore spaces lost around hyperlinks and citation marks:
+    "byJordan Fisher1" → "by Jordan Fisher 1"."""
     return _GLUED.sub(" ", _YEAR_FOOTNOTE.sub(r"\1\2 \3", text))
 
 

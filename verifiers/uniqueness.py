@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from warehouse import QuestionRecord
 
-from verifiers.checks import PASS, CheckContext, CheckResult, fail
+from verifiers.checks import CheckContext, CheckResult, fail
 from verifiers.equivalence import is_equivalent
 from verifiers.normalize import canonical_tokens, content_words
 

@@ -173,8 +173,10 @@ def test_decontamination(tmp_path, caplog):
         "Which magazine was started first, Arthur's Magazine or First for Women?",
         "Who directed the film that starred Tom Hanks as a castaway on an island?"])
     _write_jsonl(bench / "nq.jsonl", ["when was the eiffel tower completed"])
-    qs = [make_question("copy", "Which magazine was started first, Arthur's Magazine or First for Women?", "x"),
-          make_question("reorder", "On an island, who directed the film that starred Tom Hanks as a castaway?", "x"),
+    qs = [make_question("copy", "Which magazine was started first, Arthur's Magazine or "
+                                "First for Women?", "x"),
+          make_question("reorder", "On an island, who directed the film that starred Tom Hanks "
+                                   "as a castaway?", "x"),
           make_question("pronoun", "Who directed the film that starred him as a castaway on an island?", "x"),
           make_question("reword", "In what year was the Eiffel Tower completed?", "x"),
           make_question("topic", "How many films did Tom Hanks direct?", "x"),
