@@ -71,7 +71,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller world, fewer rounds")
     args = ap.parse_args()
-    n, rounds = (600, 2) if args.quick else (2000, 3)
+    n, rounds = (600, 3) if args.quick else (2000, 3)
     tmp = Path(tempfile.mkdtemp(prefix="bench_crawl_"))
     try:
         world = build_world(n, seed=0)
