@@ -12,7 +12,7 @@ def main(model_dir: str, out: str) -> None:
     from training.engines.deepspeed_engine import DeepSpeedTrainEngine
 
     engine = DeepSpeedTrainEngine(model_dir, ds_config(zero_stage=2))
-    batch = fixed_batch(n=6)
+    batch = fixed_batch(n=5)
     loss_before = engine.train_batch(batch, nll_loss)["loss"]
     loss_after = float(nll_loss(engine.forward_logprobs(batch), batch)[0])
     total = sum(float(p.double().sum()) for p in engine.module.parameters())

@@ -159,16 +159,29 @@ class DeepSpeedTrainEngine:
 
         n_rows = batch["input_ids"].shape[0]
         if n_rows < self.world:
-            raise ValueError(f"batch of {n_rows} sequences for {self.world} ranks")
+            raise ValueError(f"a batch of {n_rows} sequences cannot feed {self.world} ranks: "
+                             "make the batch at least as large as the world size")
         total_tokens = float(batch["loss_mask"].sum())
+        if total_tokens == 0:  # Adam would still move the weights on its momentum
+            raise ValueError("batch has no completion tokens (loss_mask is all zero)")
         local = self._to_device(slice_batch(batch, slice(self.rank, None, self.world)))
         self.engine.train()
         stats: dict[str, float] = {}
         mbs = self.config.micro_batch_size
-        for start in range(0, local["input_ids"].shape[0], mbs):
-            mb = slice_batch(local, slice(start, start + mbs))
-            share = float(mb["loss_mask"].sum()) / max(total_tokens, 1.0)
-            loss, mb_stats = loss_fn(self._logprobs(mb), mb)
+        # Every rank runs the same number of micro-batches (ZeRO's per-backward collectives
+        # must line up); a rank with fewer rows repeats one with zero weight.
+        n_micro = -(-(-(-n_rows // self.world)) // mbs)
+        for i in range(n_micro):
+            mb = slice_batch(local, slice(i * mbs, (i + 1) * mbs))
+            real = mb["input_ids"].shape[0] > 0
+            mb = mb if real else slice_batch(local, slice(0, 1))
+            n_tokens = float(mb["loss_mask"].sum()) if real else 0.0
+            logprobs = self._logprobs(mb)
+            if n_tokens == 0:  # nothing to learn; a loss_fn might divide by zero here
+                self.engine.backward(logprobs.sum() * 0.0, scale_wrt_gas=False)
+                continue
+            share = n_tokens / total_tokens
+            loss, mb_stats = loss_fn(logprobs, mb)
             # The gradient all-reduce averages over ranks; `world` undoes that average.
             self.engine.backward(loss * share * self.world, scale_wrt_gas=False)
             for k, v in {"loss": float(loss.detach()), **mb_stats}.items():
