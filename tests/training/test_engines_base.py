@@ -74,3 +74,18 @@ def test_pack_sequences_checks_per_token_values():
     batch = pack_sequences([[1]], [[2, 3]], pad_id=0, pad_to_multiple_of=4,
                            seq_values={"reward": [1.5]})
     assert batch["input_ids"].shape == (1, 4) and batch["reward"].tolist() == [1.5]
+
+
+def test_our_safetensors_writer_matches_the_reference_reader(tmp_path):
+    import torch
+    from safetensors import safe_open
+
+    from training.engines.checkpoint import write_safetensors
+
+    tensors = {"a": torch.randn(3, 5), "b": torch.randn(4).to(torch.bfloat16),
+               "scalar": torch.tensor(2.5), "t": torch.randn(6, 2).t()}  # non-contiguous
+    write_safetensors(tensors, tmp_path / "x.safetensors")
+    with safe_open(str(tmp_path / "x.safetensors"), framework="pt") as f:
+        assert f.metadata() == {"format": "pt"}
+        for name, t in tensors.items():
+            assert torch.equal(f.get_tensor(name), t), name

@@ -30,11 +30,10 @@ def _gathered(engine):
 
 
 def export_hf(engine, path: Path) -> None:
-    """One `model.safetensors` + config + tokenizer, written straight with safetensors:
-    no sharding or conversion pass, and no copy of tensors already on CPU in the export
-    dtype (ZeRO-3 copies, since its gathered tensors are freed on leaving the context)."""
+    """One `model.safetensors` + config + tokenizer: no sharding or conversion pass, and no
+    copy of tensors already on CPU in the export dtype (ZeRO-3 copies, since its gathered
+    tensors are freed on leaving the context)."""
     import torch
-    from safetensors.torch import save_file
 
     dtype = getattr(torch, engine.config.export_dtype)
     state = None
@@ -46,8 +45,7 @@ def export_hf(engine, path: Path) -> None:
     if engine.rank == 0:
         path.mkdir(parents=True, exist_ok=True)
         tmp = path / "model.safetensors.tmp"
-        save_file({k: v.contiguous() for k, v in state.items()}, str(tmp),
-                  metadata={"format": "pt"})
+        write_safetensors(state, tmp)
         tmp.replace(path / "model.safetensors")  # a reader never sees half a file
         config = engine.module.config.to_dict()
         config["torch_dtype"] = config["dtype"] = engine.config.export_dtype
@@ -55,6 +53,38 @@ def export_hf(engine, path: Path) -> None:
         engine.module.generation_config.save_pretrained(path)
         engine.tokenizer.save_pretrained(path)
     _barrier(engine)
+
+
+_ST_DTYPES = {"float32": "F32", "bfloat16": "BF16", "float16": "F16", "int64": "I64",
+              "int32": "I32", "uint8": "U8", "bool": "BOOL"}
+
+
+def write_safetensors(tensors: dict, path: Path) -> None:
+    """The safetensors format written from the tensors' own memory.
+
+    `safetensors.torch.save_file` first copies every tensor into a bytes object: for a
+    0.5B-parameter fp32 model that made the export 2-3x slower (7.6-15 s vs 4.2-4.5 s
+    to tmpfs here). The file is the standard one (8-byte header length, JSON header
+    padded to 8 bytes, raw little-endian data) and loads with `safetensors.safe_open`.
+    """
+    import struct
+
+    import torch
+
+    header: dict = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name, t in tensors.items():
+        size = t.numel() * t.element_size()
+        header[name] = {"dtype": _ST_DTYPES[str(t.dtype).removeprefix("torch.")],
+                        "shape": list(t.shape), "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)))
+        f.write(raw)
+        for t in tensors.values():
+            f.write(t.contiguous().reshape(-1).view(torch.uint8).numpy().data)
 
 
 def _barrier(engine) -> None:
