@@ -209,3 +209,27 @@ def test_hub_benchmarks_use_the_cache_and_never_pass_silently_offline(tmp_path, 
     results = Decontamination(source="hub").run([q], CheckContext())
     assert [r.status for r in results] == ["error"]
     assert results[0].details["sets_checked"] == []
+
+
+def test_default_checks_end_to_end(art_wh, tmp_path, embedder):
+    from verifiers import default_checks
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    _write_jsonl(bench / "nq.jsonl", ["when was the eiffel tower completed"])
+    ev = [(VG_URL, "Vincent van Gogh was a Dutch painter born in 1853")]
+    good = make_question("good", "Which Dutch painter born in 1853 painted The Starry Night?",
+                         "Vincent van Gogh", evidence=ev, source_urls=[VG_URL])
+    dup = make_question("dup", "Which Dutch painter, born in 1853, painted The Starry Night?",
+                        "Vincent van Gogh", evidence=ev, source_urls=[VG_URL])
+    leaked = make_question("leaked", "Which painter is Vincent van Gogh, born in 1853?",
+                           "Vincent van Gogh", evidence=ev, source_urls=[VG_URL])
+    checks = default_checks(benchmarks=str(bench), embedder=embedder)
+    assert [c.name for c in checks] == ["well_formed", "answer_not_leaked", "grounded",
+                                        "unique_answer", "near_duplicates", "decontamination"]
+    summary = run_checks(art_wh, [good, dup, leaked], checks, run_id="verify-2")
+    rows = art_wh.sql("select question_id, check_name, status from verdicts "
+                      "where run_id = 'verify-2'").to_pylist()
+    failed = {(r["question_id"], r["check_name"]) for r in rows if r["status"] != "pass"}
+    assert ("dup", "near_duplicates") in failed and ("leaked", "answer_not_leaked") in failed
+    assert not {c for q, c in failed if q == "good"}
+    assert summary["passed_all"] == 1 and summary["verdicts_written"] == 18
