@@ -143,6 +143,9 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str, q_words: s
     head = _head_before_modifier(ref)
     if head and _find_clean(pred, head, q_words)[0]:
         return True, "gold_head"
+    name = _proper_name_in(ref_text)
+    if name and _find_clean(pred, canonical_tokens(name).words, q_words)[0]:
+        return True, "proper_name"
     if _in_range(pred, ref):
         return True, "number_range"
     if acronym_match(pred_text, ref_text):
@@ -165,6 +168,27 @@ def _locative_match(pred: Tokens, ref_text: str, q_words: set[str]) -> bool:
         if content_words(part) and _find_clean(pred, part, q_words)[0]:
             return True
     return False
+
+
+_CAP_RUN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:of|the|de|del|von|van|da)?\s*[A-Z][\w'’.-]*)*")
+
+
+def _proper_name_in(ref_text: str) -> str | None:
+    """The one proper name inside a descriptive gold ("the drama series Gunsmoke" →
+    "Gunsmoke", "the ARPANET project" → "ARPANET"): the name is the answer, the
+    common nouns around it only describe it. None when there are several names or none,
+    or when the only capital is sentence case on the first word."""
+    text = ref_text.strip()
+    runs = [m for m in _CAP_RUN.finditer(text)]
+    if len(runs) != 1:
+        return None
+    m = runs[0]
+    rest = (text[:m.start()] + " " + text[m.end():]).strip()
+    if not content_words(canonical_tokens(rest)):
+        return None  # the gold is the name itself
+    if m.start() == 0 and " " not in m.group().strip():
+        return None  # "Profit maximization": sentence case, not a name
+    return m.group()
 
 
 def _number(word: str) -> float | None:

@@ -27,6 +27,13 @@ SAME = [
     ("Big Apple", "New York City", ("Big Apple",), "alias"),
     ("adenosine diphosphate", "ADP (adenosine diphosphate)", (), "parenthetical alias"),
     ("DMV", "Department of Motor Vehicles", (), "acronym"),
+    ("Gunsmoke", "the drama series Gunsmoke", (), "the name inside a description"),
+    ("Geraldine Somerville", "Geraldine Margaret Agnew-Somerville", (), "double-barrelled"),
+    ("1648–1651", "1648-51", (), "abbreviated year range"),
+    ("It first appeared on the album in 19731.", "1973", (), "footnote run into a year"),
+    ("about 11.3 years", "10–12 years", (), "number inside a range"),
+    ("Dave Gahan", "David Gahan", (), "nickname"),
+    ("He is talking about his late brother.", "his brother", (), "modifier added"),
 ]
 
 DIFFERENT = [
@@ -45,6 +52,8 @@ DIFFERENT = [
     ("Paris and London", "Paris, London and Rome", (), "incomplete list"),
     ("second", "first", (), "ordinal"),
     ("Louis XIV", "Louis XVI", (), "Roman numeral"),
+    ("541 million years ago", "2.45 billion years ago", (), "numbers must match"),
+    ("January 26, 1788", "1788", ("18 January 1788",), "precise date contradicts an alias"),
 ]
 
 
