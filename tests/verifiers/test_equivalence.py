@@ -1,8 +1,11 @@
 """The equivalence rules, one linguistic phenomenon per row."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from verifiers import is_equivalent, score_answer
+from verifiers.normalize import canonical_tokens
 
 SAME = [
     ("the Eiffel Tower", "Eiffel Tower", (), "articles"),
@@ -86,3 +89,14 @@ def test_question_words_in_gold_are_not_required():
 def test_empty_gold_is_a_programmer_error():
     with pytest.raises(ValueError):
         score_answer("x", "  ")
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8", categories=("L", "N", "P", "Zs")),
+               min_size=1, max_size=40))
+def test_any_answer_is_equivalent_to_itself(text):
+    if not canonical_tokens(text).words:
+        return  # nothing comparable (punctuation only)
+    assert is_equivalent(text, text)
+    score = score_answer(f"Answer: {text}", text)
+    assert 0.0 <= score.f1 <= 1.0 and score.em in (0.0, 1.0)
