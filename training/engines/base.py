@@ -180,8 +180,20 @@ class InterruptibleEngine:
     def close(self) -> None:
         """Stop the engine's loop thread; subclasses release their backend first."""
         if self._loop.is_running():
+            self._cancel_tasks()
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=10)
+
+    def _cancel_tasks(self) -> None:
+        """Cancel what still runs on the engine's loop (generations, backend handlers)."""
+        async def cancel_all():
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        if self._loop.is_running():
+            asyncio.run_coroutine_threadsafe(cancel_all(), self._loop).result(timeout=30)
 
 
 def segment_seed(request: GenerationRequest, attempt: int) -> int | None:

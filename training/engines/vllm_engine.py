@@ -121,9 +121,7 @@ class VLLMInferenceEngine(InterruptibleEngine):
         llm = getattr(self, "llm", None)
         if llm is not None:
             # Cancel the output handler first: it would log the core's exit as an error.
-            handler = getattr(llm, "output_handler", None)
-            if handler is not None:
-                self._loop.call_soon_threadsafe(handler.cancel)
+            self._cancel_tasks()
             llm.shutdown()
             self.llm = None
             # Its __del__ calls shutdown again, at interpreter exit when vLLM's module
