@@ -98,12 +98,17 @@ class InferenceEngine(Protocol):
 class TrainEngine(Protocol):
     """A training backend (DeepSpeed). Knows models and optimizers, not algorithms."""
 
-    def forward_logprobs(self, batch: Batch) -> Any: ...
+    def forward_logprobs(self, batch: Batch) -> Any:
+        """float32 [B, T] logprobs of the whole batch on CPU, no grad (the π_prox pass)."""
 
-    def train_batch(self, batch: Batch, loss_fn: LossFn) -> dict[str, float]: ...
+    def train_batch(self, batch: Batch, loss_fn: LossFn) -> dict[str, float]:
+        """One optimizer step on the global batch; token-weighted stats (+ lr, grad_norm)."""
 
-    def export_weights(self, path: str) -> None: ...
+    def export_weights(self, path: str) -> None:
+        """An HF model dir (safetensors, config, tokenizer) that inference engines load."""
 
-    def save(self, path: str, trainer_state: dict[str, Any]) -> None: ...
+    def save(self, path: str, trainer_state: dict[str, Any]) -> None:
+        """Model, optimizer, scheduler, RNG and the opaque `trainer_state` (JSON-able)."""
 
-    def load(self, path: str) -> dict[str, Any]: ...
+    def load(self, path: str) -> dict[str, Any]:
+        """Restore what `save` wrote; returns its `trainer_state`."""
