@@ -199,14 +199,19 @@ def _number(word: str) -> float | None:
 
 
 def _in_range(pred: Tokens, ref: Tokens) -> bool:
-    """A gold range "10–12 years" is answered by any number inside it ("11.3 years")."""
+    """A gold range "10–12 years" is answered by any number inside it ("11.3 years").
+
+    Not for years: "1780–1830" for "when did it start and end" names two dates, and a
+    year inside them answers neither."""
     w = [x for x in ref.words if x not in ("between", "from")]
     if len(w) < 2 or _number(w[0]) is None:
         return False
-    k = 2 if w[1] in ("to", "and") else 1
+    k = 2 if w[1] == "to" else 1
     if k >= len(w) or _number(w[k]) is None:
         return False
     low, high, unit = _number(w[0]), _number(w[k]), w[k + 1:k + 2]
+    if all(x.isdigit() and len(x) == 4 for x in (w[0], w[k])):
+        return False
     for i, word in enumerate(pred.words):
         value = _number(word)
         if value is None or not low <= value <= high or _negated(pred, i):
