@@ -179,9 +179,13 @@ def bench_queries(tmp: Path, n: int, reps: int) -> dict:
     build_s = time.perf_counter() - t
     wh = warehouse.open(tmp / "c", read_only=True)
     assert wh.count("questions") == n
-    p50 = {}
+    p50, first = {}, {}
     for name, sql in QUERIES.items():
-        wh.sql(sql)  # warm the catalog and file metadata
+        # The first call warms the catalog and file metadata and, for plain train_ready
+        # queries, builds the per-snapshot copy (Warehouse.sql); reported, not in the p50.
+        t = time.perf_counter()
+        wh.sql(sql)
+        first[name] = (time.perf_counter() - t) * 1000
         times = []
         for _ in range(reps):
             t = time.perf_counter()
@@ -189,7 +193,7 @@ def bench_queries(tmp: Path, n: int, reps: int) -> dict:
             times.append((time.perf_counter() - t) * 1000)
         p50[name] = statistics.median(times)
     wh.close()
-    return {"build_s": build_s, "p50_ms": p50, "max_p50_ms": max(p50.values())}
+    return {"build_s": build_s, "p50_ms": p50, "first_ms": first, "max_p50_ms": max(p50.values())}
 
 
 # ---- (d) CLI cold start --------------------------------------------------------------------
@@ -225,8 +229,8 @@ def main(argv: list[str] | None = None) -> int:
               f"Arrow-only scan {b['bare_arrow_rows_s']:,.0f} rows/s; {b['rows']:,} rows)", flush=True)
         c = bench_queries(tmp, 1_000_000, reps=3 if q else 7)
         for name, ms in c["p50_ms"].items():
-            print(f"(c) query    {name:<28} p50 {ms:8.1f} ms  (goal < 100 ms; 1,000,000 questions, "
-                  f"built in {c['build_s']:.0f} s)", flush=True)
+            print(f"(c) query    {name:<28} p50 {ms:8.1f} ms  first {c['first_ms'][name]:8.1f} ms  "
+                  f"(goal < 100 ms; 1,000,000 questions, built in {c['build_s']:.0f} s)", flush=True)
     dd = bench_cli()
     print(f"(d) cold     datagen query --help {dd['cli_s']:.2f} s   (python -c pass {dd['python_s']:.2f} s;"
           " goal < 1.5 s)")

@@ -35,6 +35,10 @@ LAKE = "lake"
 _RETRYABLE = ("database is locked", "conflict", "Failed to flush changes",
               "could not serialize", "busy")
 
+TRAIN_READY_INPUTS = ("questions", "verdicts", "difficulty")
+_COPIES = "view_copies"  # in-memory database for per-snapshot copies; searched only on demand
+_TRAIN_READY_REF = re.compile(r"(?<![.\w])train_ready\b", re.I)
+
 _SECRET_KEY = re.compile(r"(api[_-]?key|token|password|passwd|secret|credential|auth)", re.I)
 _URL_CREDS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@", re.I)
 
@@ -162,6 +166,7 @@ class Warehouse:
         self.read_only = read_only
         self.snapshot = snapshot
         self.max_retries = max_retries
+        self._train_ready_snapshot: int | None = None
         self.con = connect()
         if location.catalog.startswith("postgres"):
             load_extensions(self.con, ("postgres",))
@@ -325,8 +330,19 @@ class Warehouse:
     # ---- reading (trusted, internal) ------------------------------------------------
 
     def sql(self, query: str, params: Sequence[Any] | None = None) -> pa.Table:
-        """Run trusted SQL (tables are reachable as plain names) and return Arrow."""
+        """Run trusted SQL (tables are reachable as plain names) and return Arrow.
+
+        A query that reads nothing but a plain `train_ready` is served from a copy
+        materialised once per snapshot that changed the view's inputs (snapshots are
+        immutable, so the copy is exact). Queries that also read other tables evaluate the
+        view in the same statement, so they always see one snapshot.
+        """
         self.con.execute(f"USE {LAKE}")
+        if self._reads_only_train_ready(query):
+            self._refresh_train_ready_copy()
+            self.con.execute(f"SET search_path = '{_COPIES}.main,{LAKE}.main'")
+        else:
+            self.con.execute(f"SET search_path = '{LAKE}.main'")
         try:
             return self.con.execute(query, params or []).to_arrow_table()
         except Exception as exc:
@@ -349,6 +365,60 @@ class Warehouse:
 
     def current_snapshot(self) -> int:
         return self.con.execute(f"SELECT max(snapshot_id) FROM {LAKE}.snapshots()").fetchone()[0]
+
+    def changed_since(self, snapshot: int | None, tables: Sequence[str] = TRAIN_READY_INPUTS,
+                      upto: int | None = None) -> bool:
+        """Did a commit after `snapshot` touch one of `tables`? (Unknown -> True.)
+
+        Commits that only write rollouts or runs (the trainer's own) then cost no re-read.
+        """
+        if snapshot is None:
+            return True
+        rows = self.con.execute(
+            f"SELECT snapshot_id, changes FROM {LAKE}.snapshots() "
+            "WHERE snapshot_id >= ? AND snapshot_id <= ? ORDER BY snapshot_id",
+            [snapshot, upto if upto is not None else 2**62]).fetchall()
+        if not rows or rows[0][0] != snapshot:  # expired by maintain: cannot tell
+            return True
+        placeholders = ", ".join("?" * len(tables))
+        ids = {str(i) for (i,) in self.con.execute(
+            f"SELECT table_id FROM {LAKE}.table_info() WHERE table_name IN ({placeholders})",
+            list(tables)).fetchall()}
+        for _, changes in rows[1:]:
+            for kind, values in dict(changes or {}).items():
+                if not kind.startswith(("tables_inserted", "tables_deleted", "inlined_")):
+                    return True  # schema or view changes, compaction: assume changed
+                if ids & {str(v) for v in values}:
+                    return True
+        return False
+
+    def _reads_only_train_ready(self, query: str) -> bool:
+        """True when the query names train_ready and no other warehouse table (a table's
+        name used as an alias only disables the copy, which is always safe)."""
+        if not _TRAIN_READY_REF.search(query):
+            return False
+        words = set(re.findall(r"\w+", query.lower()))
+        return not words & (set(RECORD_TYPES) | {"schema_versions", "lake"})
+
+    def _refresh_train_ready_copy(self) -> None:
+        """Materialise `train_ready` into an in-memory table when its inputs changed.
+
+        The view aggregates every question, verdict and difficulty row (seconds at a million
+        questions); a long-lived process (dashboard, notebook, trainer) then pays that once
+        per relevant commit instead of once per query. No explicit transaction: an open
+        read transaction would hold the SQLite catalog's lock and stall writers. The copy is
+        labelled with a snapshot read *before* it is built, so a commit landing in between
+        only causes one extra rebuild, never a stale answer.
+        """
+        snap = self.current_snapshot()
+        if self._train_ready_snapshot == snap:
+            return
+        if self._train_ready_snapshot is None or self.changed_since(
+                self._train_ready_snapshot, upto=snap):
+            self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {_COPIES}")
+            self.con.execute(f"CREATE OR REPLACE TABLE {_COPIES}.main.train_ready AS "
+                             f"SELECT * FROM {LAKE}.train_ready")
+        self._train_ready_snapshot = snap
 
 
 @dataclass

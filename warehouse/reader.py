@@ -172,25 +172,7 @@ class StreamReader:
         self._rebuild()
 
     def _changed_since(self, snapshot: int | None) -> bool:
-        """Did a commit after `snapshot` touch a table train_ready reads? Commits that only
-        write rollouts or runs (the trainer's own) then cost no rescan."""
-        if snapshot is None:
-            return True
-        rows = self._wh.con.execute(
-            f"SELECT snapshot_id, changes FROM {LAKE}.snapshots() WHERE snapshot_id >= ?",
-            [snapshot]).fetchall()
-        if not rows or rows[0][0] != snapshot:  # expired by maintain: cannot tell, so reload
-            return True
-        ids = {str(i) for (i,) in self._wh.con.execute(
-            f"SELECT table_id FROM {LAKE}.table_info() WHERE table_name IN "
-            "('questions', 'verdicts', 'difficulty')").fetchall()}
-        for _, changes in rows[1:]:
-            for kind, values in dict(changes or {}).items():
-                if not kind.startswith(("tables_inserted", "tables_deleted", "inlined_")):
-                    return True  # schema or view changes, compaction: reload to be safe
-                if ids & {str(v) for v in values}:
-                    return True
-        return False
+        return self._wh.changed_since(snapshot)
 
     def _rebuild(self) -> None:
         """Per band: the rows not yet served this epoch, in this epoch's priority order."""
