@@ -34,6 +34,8 @@ from verifiers.normalize import (
 
 NEGATORS = frozenset({"not", "no", "never", "neither", "nor", "none", "nobody", "cannot",
                       "incorrect", "wrong", "false", "unlike", "instead", "rather"})
+# "instead of X" / "rather than X" deny X, but "Instead, X ..." asserts it.
+_NEGATOR_NEEDS = {"instead": "of", "rather": "than"}
 YES = frozenset({"yes", "yeah", "yep", "correct", "true", "indeed", "right", "affirmative"})
 NO = frozenset({"no", "nope", "not", "false", "incorrect", "never", "negative"})
 _NEG_WINDOW = 4
@@ -296,7 +298,10 @@ def _negated(pred: Tokens, start: int) -> bool:
     clause = pred.clauses[start]
     for k in range(max(0, start - _NEG_WINDOW), start):
         if pred.clauses[k] == clause and pred.words[k] in NEGATORS:
-            if pred.words[k] == "not" and k + 1 < len(pred.words) and pred.words[k + 1] == "only":
+            after = pred.words[k + 1] if k + 1 < len(pred.words) else ""
+            if pred.words[k] == "not" and after == "only":
+                continue
+            if pred.words[k] in _NEGATOR_NEEDS and after != _NEGATOR_NEEDS[pred.words[k]]:
                 continue
             return True
     return False

@@ -88,7 +88,8 @@ def names_match(prediction: str, gold_name: str) -> bool:
         if k > 0 and words[k - 1].lower() in _NEGATORS:
             continue
         after = words[j + 1] if j + 1 < len(words) else ""
-        joined = j + 1 < len(words) and not text[spans[j].end():spans[j + 1].start()].strip()
+        joined = (j + 1 < len(words) and not w.endswith(".")
+                  and not text[spans[j].end():spans[j + 1].start()].strip())
         if joined and after[:1].isupper() and after.lower().rstrip(".") not in PARTICLES | TITLES:
             continue  # "Röntgen Smith": the surname is someone's given name here
         if w.lower().rstrip(".") != surname and not (pred_given and gold_given):

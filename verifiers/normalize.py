@@ -114,7 +114,7 @@ _GLUED = re.compile(r"(?<=\b[a-z][a-z])(?=[A-Z][a-z])|(?<=[a-z]{3})(?=[A-Z][a-z]
 # A year run into a footnote marker, as text copied from web pages with superscript
 # citations reads: "released in 19731." is "in 1973" + note 1.
 _YEAR_FOOTNOTE = re.compile(
-    r"(\b(?:in|on|of|since|until|by|from|to|year|,) )((?:1[0-9]|20)\d\d)(\d{1,2})(?=[.,;:!?]|\s*$|\s+[A-Z])")
+    r"(\b(?:in|on|of|since|until|by|from|to|and|year|,) )((?:1[0-9]|20)\d\d)(\d{1,2})(?=[.,;:!?]|\s*$|\s+[A-Z])")
 
 
 def unglue(text: str) -> str:
