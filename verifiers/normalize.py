@@ -225,7 +225,8 @@ def same_stem(a: str, b: str) -> bool:
     """Crude morphological match: "himalayan"/"himalayas", "sharecropper"/"sharecropping".
 
     Words agree when they share a prefix of at least five letters and each has at
-    most three letters beyond it; digits must match exactly.
+    most three letters beyond it (five beyond a prefix of seven: "maximize" /
+    "maximization"); digits must match exactly.
     """
     if a == b:
         return True
@@ -236,4 +237,7 @@ def same_stem(a: str, b: str) -> bool:
         if x != y:
             break
         n += 1
-    return n >= 5 and len(a) - n <= 3 and len(b) - n <= 3
+    # Derivational suffixes are longer ("maximize"/"maximization"): allowed after a
+    # longer shared prefix.
+    limit = 5 if n >= 7 else 3
+    return n >= 5 and len(a) - n <= limit and len(b) - n <= limit
