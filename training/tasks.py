@@ -1,7 +1,7 @@
 """Built-in toy tasks a tiny model can learn on a CPU, and loading them into the warehouse.
 
 `fact_copy`: a demo-world style fact is given in the prompt and asked back —
-"Varno has 7 bridges. How many bridges?" → "Answer: 7".
+"How many bridges does Varno have? Fact: Varno has bridges: 7" → "Answer: 7".
 A randomly initialised tiny model first gets a short supervised warm start on the output
 format only ("Answer: <digit>" with a *random* digit, so it does not learn the task), then
 RL must learn to read the digit from the prompt. Chance level is 1/10.
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 _SYLLABLES = ("va", "ro", "ne", "ka", "li", "do", "mi", "tu", "sa", "be", "fo", "ga",
               "ri", "lo", "pe", "zu")
-# Short prompts on purpose: a randomly initialised model attends about uniformly at first,
-# so the fact's digit weighs 1/len(prompt) in what it sees; fewer tokens, faster learning.
-_ATTRIBUTES = (("bridges", "How many bridges?"), ("towers", "How many towers?"),
-               ("gates", "How many gates?"), ("museums", "How many museums?"))
+_ATTRIBUTES = (("bridges", "How many bridges does {e} have?"),
+               ("towers", "How many towers does {e} have?"),
+               ("gates", "How many gates does {e} have?"),
+               ("museums", "How many museums does {e} have?"))
 TASKS = ("fact_copy",)
 
 
@@ -59,7 +59,9 @@ def fact_copy_questions(n: int, split: str = "train", seed: int = 0) -> list[Tas
         if (name, attr, digit) in seen:
             continue
         seen.add((name, attr, digit))
-        text = f"{name} has {digit} {attr}. {ask.format(e=name)}"
+        # The fact comes last, so its digit sits at a fixed distance from the answer whatever
+        # the name's length: a tiny model then learns to read it much faster.
+        text = f"{ask.format(e=name)} Fact: {name} has {attr}: {digit}"
         out.append(TaskQuestion(content_id("fact_copy", text), text, str(digit)))
     return out
 
