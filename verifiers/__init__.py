@@ -5,6 +5,7 @@
     dates.py        full and partial dates in common formats
     names.py        person names with/without middle names, initials, titles
     equivalence.py  is_equivalent / score_answer: the rule cascade
+    phrases.py      parts of a descriptive gold that answer on their own; acronyms
     extract.py      final answer from a long generation (\\boxed, "Answer:", last sentence)
     mathcheck.py    math-verify with per-case options and a timeout
     reward.py       reward(response, gold, ...) for RL; optional LLM judge

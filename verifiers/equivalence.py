@@ -15,9 +15,16 @@ The decision is a short cascade of linguistic rules over canonical tokens
 5. ``name``: person names agree on surname and, where both give one, on the
    given name (initials match), middle names optional.
 6. ``list``: a list gold is matched when every item occurs.
-7. ``gold_words``: every content word of a multi-word gold occurs in the
-   prediction's clause (reordered phrasing, "World War II" / "the second
-   world war" aside).
+7. ``gold_words``: a strict majority of the gold's informative content words
+   (not those repeating the question; every number; every word of a list)
+   in one clause of the prediction, none negated or hedged.
+8. ``gold_head`` / ``proper_name`` / ``location``: the prediction names a part
+   of a descriptive gold that is itself the answer (see phrases.py).
+9. ``number_range``: a number inside a gold range ("11" for "10–12 years").
+10. ``acronym``: "DMV" for "Department of Motor Vehicles" and back.
+
+Vetoes: a negated or hedged gold occurrence stops the cascade, and a
+day-precise date contradicting every day-precise gold date (``date_conflict``).
 """
 
 from __future__ import annotations
@@ -27,10 +34,11 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from verifiers.dates import as_date, find_dates
-from verifiers.names import names_match, looks_like_name
+from verifiers.names import looks_like_name, names_match
 from verifiers.normalize import (
     Tokens, canonical_tokens, content_words, same_stem, squad_normalize,
 )
+from verifiers.phrases import acronym_match, list_items, number, reduced_golds
 
 NEGATORS = frozenset({"not", "no", "never", "neither", "nor", "none", "nobody", "cannot",
                       "incorrect", "wrong", "false", "unlike", "instead", "rather"})
@@ -120,7 +128,8 @@ def is_equivalent(prediction: str, gold: str, aliases: Sequence[str] = (),
     return score_answer(prediction, gold, aliases, question).equivalent
 
 
-def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str, q_words: set[str]) -> tuple[bool, str]:
+def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str,
+            q_words: set[str]) -> tuple[bool, str]:
     """(equivalent, rule) for one reference; a False rule names why it failed."""
     if not ref.words:
         return False, "empty_reference"
@@ -140,64 +149,16 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str, q_words: s
         return True, "name"
     if _list_match(pred, ref_text, q_words):
         return True, "list"
-    if _gold_words_in_clause(pred, ref, q_words, is_list=len(_list_items(ref_text)) > 1):
+    if _gold_words_in_clause(pred, ref, q_words, is_list=len(list_items(ref_text)) > 1):
         return True, "gold_words"
-    head = _head_before_modifier(ref)
-    if head and _find_clean(pred, head, q_words)[0]:
-        return True, "gold_head"
-    name = _proper_name_in(ref_text)
-    if name and _find_clean(pred, canonical_tokens(name).words, q_words)[0]:
-        return True, "proper_name"
+    for rule, part in reduced_golds(ref, ref_text, where_question="where" in q_words):
+        if _find_clean(pred, part, q_words)[0]:
+            return True, rule
     if _in_range(pred, ref):
         return True, "number_range"
     if acronym_match(pred_text, ref_text):
         return True, "acronym"
-    if "where" in q_words and _locative_match(pred, ref_text, q_words):
-        return True, "location"
     return False, blocked or "no_match"
-
-
-_LOCATIVE = (re.compile(r"\b(?:in|at|near)\s+(.+)$"), re.compile(r"^([^,]+),\s*[^,]+$"))
-
-
-def _locative_match(pred: Tokens, ref_text: str, q_words: set[str]) -> bool:
-    """For a "where" question a coarser or finer place is the same answer: the object of a
-    locative phrase ("FedExField in Landover, Maryland" → "Landover, Maryland") or the
-    place before its qualifier ("Madison, Wisconsin" → "Madison")."""
-    for pattern in _LOCATIVE:
-        m = pattern.search(ref_text)
-        part = canonical_tokens(m.group(1)).words if m else ()
-        if content_words(part) and _find_clean(pred, part, q_words)[0]:
-            return True
-    return False
-
-
-_CAP_RUN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:of|the|de|del|von|van|da)?\s*[A-Z][\w'’.-]*)*")
-
-
-def _proper_name_in(ref_text: str) -> str | None:
-    """The one proper name inside a descriptive gold ("the drama series Gunsmoke" →
-    "Gunsmoke", "the ARPANET project" → "ARPANET"): the name is the answer, the
-    common nouns around it only describe it. None when there are several names or none,
-    or when the only capital is sentence case on the first word."""
-    text = ref_text.strip()
-    runs = [m for m in _CAP_RUN.finditer(text)]
-    if len(runs) != 1:
-        return None
-    m = runs[0]
-    rest = (text[:m.start()] + " " + text[m.end():]).strip()
-    if not content_words(canonical_tokens(rest)):
-        return None  # the gold is the name itself
-    if m.start() == 0 and " " not in m.group().strip():
-        return None  # "Profit maximization": sentence case, not a name
-    return m.group()
-
-
-def _number(word: str) -> float | None:
-    try:
-        return float(word)
-    except ValueError:
-        return None
 
 
 def _in_range(pred: Tokens, ref: Tokens) -> bool:
@@ -206,53 +167,21 @@ def _in_range(pred: Tokens, ref: Tokens) -> bool:
     Not for years: "1780–1830" for "when did it start and end" names two dates, and a
     year inside them answers neither."""
     w = [x for x in ref.words if x not in ("between", "from")]
-    if len(w) < 2 or _number(w[0]) is None:
+    if len(w) < 2 or number(w[0]) is None:
         return False
     k = 2 if w[1] == "to" else 1
-    if k >= len(w) or _number(w[k]) is None:
+    if k >= len(w) or number(w[k]) is None:
         return False
-    low, high, unit = _number(w[0]), _number(w[k]), w[k + 1:k + 2]
+    low, high, unit = number(w[0]), number(w[k]), w[k + 1:k + 2]
     if all(x.isdigit() and len(x) == 4 for x in (w[0], w[k])):
         return False
     for i, word in enumerate(pred.words):
-        value = _number(word)
+        value = number(word)
         if value is None or not low <= value <= high or _negated(pred, i):
             continue
         if not unit or pred.words[i + 1:i + 2] == tuple(unit):
             return True
     return False
-
-
-_ACRONYM_SKIP = frozenset({"of", "and", "the", "for", "in", "on", "&"})
-
-
-def acronym_match(prediction: str, gold: str) -> bool:
-    """"DMV" ~ "Department of Motor Vehicles", either way round."""
-    for short, long_ in ((gold, prediction), (prediction, gold)):
-        acr = short.strip().strip(".").replace(".", "")
-        if not (2 <= len(acr) <= 6 and acr.isupper() and acr.isalpha()):
-            continue
-        words = [w for w in re.findall(r"[A-Za-z]+", long_) if w.lower() not in _ACRONYM_SKIP]
-        initials = "".join(w[0] for w in words).upper()
-        caps = "".join(w[0] for w in words if w[0].isupper())
-        if acr in caps or (acr in initials and len(words) <= len(acr) + 2):
-            return True
-    return False
-
-
-_POSTMODIFIER = frozenset({"in", "at", "of", "on", "near", "from"})
-
-
-def _head_before_modifier(ref: Tokens) -> tuple[str, ...] | None:
-    """The gold without a trailing prepositional modifier: "Camping World Stadium in Orlando"
-    → "Camping World Stadium". Only when the head keeps at least two content words, so
-    "the Gospel of Luke" does not shrink to "Gospel"."""
-    words = ref.words
-    for k, w in enumerate(words):
-        if w in _POSTMODIFIER and k > 0:
-            head = words[:k]
-            return head if len(content_words(head)) >= 2 else None
-    return None
 
 
 def _question_context(question: str | None) -> set[str]:
@@ -325,7 +254,7 @@ def _hedged(pred: Tokens, start: int, end: int, q_words: set[str]) -> bool:
     if not any(w[k] == "or" for k in around):
         return False
     clause = {w[k] for k in range(len(w)) if c[k] == c[start]}
-    numbers = all(_number(w[k]) is not None for k in range(start, end))
+    numbers = all(number(w[k]) is not None for k in range(start, end))
     return bool(clause & UNCERTAIN) or numbers
 
 
@@ -357,12 +286,8 @@ def _date_conflict(pred: Tokens, refs: list[Tokens]) -> bool:
     return bool(stated) and not any(d.agrees_with(g) for d in stated for g in golds)
 
 
-def _list_items(ref_text: str) -> list[str]:
-    return [x for x in re.split(r",|;|\band\b|&", ref_text) if x.strip()]
-
-
 def _list_match(pred: Tokens, ref_text: str, q_words: set[str]) -> bool:
-    items = _list_items(ref_text)
+    items = list_items(ref_text)
     if len(items) < 2:
         return False
     return all(_find_clean(pred, canonical_tokens(x).words, q_words)[0]
@@ -380,7 +305,7 @@ def _gold_words_in_clause(pred: Tokens, ref: Tokens, q_words: set[str], is_list:
     # list, since each item is part of the answer. Numbers are required: "541 million
     # years ago" shares "years ago" with "2.45 billion years ago" and is another answer.
     need = len(gold) if is_list else len(gold) // 2 + 1
-    required = {w for w in gold if _number(w) is not None}
+    required = {w for w in gold if number(w) is not None}
     by_clause: dict[int, list[int]] = {}
     for i, c in enumerate(pred.clauses):
         by_clause.setdefault(c, []).append(i)

@@ -1,0 +1,108 @@
+"""Parts of a gold answer that are themselves acceptable answers, and small helpers.
+
+A gold is often a description around the answer: "Camping World Stadium in
+Orlando", "the drama series Gunsmoke", "FedExField in Landover, Maryland".
+:func:`reduced_golds` yields the parts a prediction may name instead, each
+with the rule name that accepts it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from verifiers.normalize import Tokens, canonical_tokens, content_words
+
+
+def reduced_golds(ref: Tokens, ref_text: str, where_question: bool
+                  ) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """(rule, canonical words) for each acceptable part of the gold."""
+    head = head_before_modifier(ref)
+    if head:
+        yield "gold_head", head
+    name = proper_name_in(ref_text)
+    if name:
+        yield "proper_name", canonical_tokens(name).words
+    if where_question:
+        for part in locative_parts(ref_text):
+            yield "location", part
+
+
+_LOCATIVE = (re.compile(r"\b(?:in|at|near)\s+(.+)$"), re.compile(r"^([^,]+),\s*[^,]+$"))
+
+
+def locative_parts(ref_text: str) -> list[tuple[str, ...]]:
+    """For a "where" question a coarser or finer place is the same answer: the object of a
+    locative phrase ("FedExField in Landover, Maryland" → "Landover, Maryland") or the
+    place before its qualifier ("Madison, Wisconsin" → "Madison")."""
+    parts = []
+    for pattern in _LOCATIVE:
+        m = pattern.search(ref_text)
+        part = canonical_tokens(m.group(1)).words if m else ()
+        if content_words(part):
+            parts.append(part)
+    return parts
+
+
+_CAP_RUN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:of|the|de|del|von|van|da)?\s*[A-Z][\w'’.-]*)*")
+
+
+def proper_name_in(ref_text: str) -> str | None:
+    """The one proper name inside a descriptive gold ("the drama series Gunsmoke" →
+    "Gunsmoke", "the ARPANET project" → "ARPANET"): the name is the answer, the
+    common nouns around it only describe it. None when there are several names or none,
+    or when the only capital is sentence case on the first word."""
+    text = ref_text.strip()
+    runs = [m for m in _CAP_RUN.finditer(text)]
+    if len(runs) != 1:
+        return None
+    m = runs[0]
+    rest = (text[:m.start()] + " " + text[m.end():]).strip()
+    if not content_words(canonical_tokens(rest)):
+        return None  # the gold is the name itself
+    if m.start() == 0 and " " not in m.group().strip():
+        return None  # "Profit maximization": sentence case, not a name
+    return m.group()
+
+
+_POSTMODIFIER = frozenset({"in", "at", "of", "on", "near", "from"})
+
+
+def head_before_modifier(ref: Tokens) -> tuple[str, ...] | None:
+    """The gold without a trailing prepositional modifier: "Camping World Stadium in Orlando"
+    → "Camping World Stadium". Only when the head keeps at least two content words, so
+    "the Gospel of Luke" does not shrink to "Gospel"."""
+    words = ref.words
+    for k, w in enumerate(words):
+        if w in _POSTMODIFIER and k > 0:
+            head = words[:k]
+            return head if len(content_words(head)) >= 2 else None
+    return None
+
+
+_ACRONYM_SKIP = frozenset({"of", "and", "the", "for", "in", "on", "&"})
+
+
+def acronym_match(prediction: str, gold: str) -> bool:
+    """"DMV" ~ "Department of Motor Vehicles", either way round."""
+    for short, long_ in ((gold, prediction), (prediction, gold)):
+        acr = short.strip().strip(".").replace(".", "")
+        if not (2 <= len(acr) <= 6 and acr.isupper() and acr.isalpha()):
+            continue
+        words = [w for w in re.findall(r"[A-Za-z]+", long_) if w.lower() not in _ACRONYM_SKIP]
+        initials = "".join(w[0] for w in words).upper()
+        caps = "".join(w[0] for w in words if w[0].isupper())
+        if acr in caps or (acr in initials and len(words) <= len(acr) + 2):
+            return True
+    return False
+
+
+def number(word: str) -> float | None:
+    try:
+        return float(word)
+    except ValueError:
+        return None
+
+
+def list_items(ref_text: str) -> list[str]:
+    return [x for x in re.split(r",|;|\band\b|&", ref_text) if x.strip()]
