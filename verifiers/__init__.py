@@ -1,7 +1,7 @@
 """verifiers: is an answer right (the reward), and is a question fit to train on.
 
     normalize.py    SQuAD normalisation + canonical tokens (accents, numbers, ordinals, Roman numerals)
-    numbers.py      spelled-out numbers, magnitudes, separators
+    numwords.py     spelled-out numbers, magnitudes, separators
     dates.py        full and partial dates in common formats
     names.py        person names with/without middle names, initials, titles
     equivalence.py  is_equivalent / score_answer: the rule cascade

@@ -20,7 +20,7 @@ import string
 import unicodedata
 from dataclasses import dataclass
 
-from verifiers.numbers import format_number, parse_number_words
+from verifiers.numwords import format_number, parse_number_words
 
 ARTICLES = frozenset({"a", "an", "the"})
 HONORIFICS = frozenset({
@@ -165,40 +165,32 @@ def canonical_tokens(text: str) -> Tokens:
     clause, i = 0, 0
     while i < len(raw):
         tok = raw[i]
-        if tok in CLAUSE_BREAK or tok == ",":
+        if tok in CLAUSE_BREAK or tok == ",":  # commas separate items, not clauses
             clause += tok != ","
-            if tok == "," and i + 1 < len(raw) and raw[i + 1] in CLAUSE_BREAK:
-                clause += 0
-            i += 1
-            if tok not in ("but", "however", "although", "though", "whereas", "while"):
-                continue
-            continue
-        if tok in CURRENCY:
-            value, used = parse_number_words(raw, i + 1)
-            if used:
-                words += [format_number(value), CURRENCY[tok]]
-                clauses += [clause, clause]
-                i += 1 + used
-                continue
             i += 1
             continue
-        value, used = parse_number_words(raw, i)
-        if used:
-            words.append(format_number(value) if not isinstance(value, str) else value)
-            clauses.append(clause)
-            i += used
-            continue
-        m = _ORDINAL_SUFFIX.match(tok)
-        if m:
-            tok = f"{int(m.group(1))}st"
-        i += 1
-        if tok in ARTICLES or tok in HONORIFICS or tok == "'":
-            continue
-        if tok == "s" and words:  # possessive 's
-            continue
-        words.append(_stem(tok))
-        clauses.append(clause)
+        out, used = _word_at(raw, i)
+        words += out
+        clauses += [clause] * len(out)
+        i += used
     return Tokens(tuple(words), tuple(clauses))
+
+
+def _word_at(raw: list[str], i: int) -> tuple[list[str], int]:
+    """The canonical word(s) starting at ``raw[i]`` and how many raw tokens they used."""
+    tok = raw[i]
+    if tok in CURRENCY:  # "$5 billion" → 5000000000 dollar
+        value, used = parse_number_words(raw, i + 1)
+        return ([format_number(value), CURRENCY[tok]], 1 + used) if used else ([], 1)
+    value, used = parse_number_words(raw, i)
+    if used:
+        return [format_number(value)], used
+    m = _ORDINAL_SUFFIX.match(tok)
+    if m:
+        tok = f"{int(m.group(1))}st"
+    if tok in ARTICLES or tok in HONORIFICS or tok == "'" or (tok == "s" and i > 0):
+        return [], 1  # articles, titles, possessive 's
+    return [_stem(tok)], 1
 
 
 def content_words(tokens: Tokens | tuple[str, ...]) -> tuple[str, ...]:
