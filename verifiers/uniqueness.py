@@ -51,7 +51,9 @@ class PageIndex:
         if texts:
             corpus = [f"{t}\n{x}" for t, x in zip(titles, texts)]
             retriever.index(bm25s.tokenize(corpus, show_progress=False), show_progress=False)
-        words = [frozenset(canonical_tokens(f"{t} {x}").words) for t, x in zip(titles, texts)]
+        # Page texts are long and seen once: bypass the cache meant for short answers.
+        tokens = canonical_tokens.__wrapped__
+        words = [frozenset(tokens(f"{t} {x}").words) for t, x in zip(titles, texts)]
         return cls(urls, titles, words, retriever)
 
     def search(self, query: str, k: int) -> list[int]:
