@@ -42,18 +42,6 @@ def _nll(logprobs, batch):
     return -(logprobs * mask).sum() / mask.sum(), {}
 
 
-def _timed(fn, steps: int, warmup: int = 1) -> float:
-    """Median seconds per call after `warmup` calls (the machine is shared and noisy)."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(steps):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
 def _interleaved(a, b, steps: int) -> tuple[float, float]:
     """Median seconds of `a` and of `b`, alternating calls so load spikes hit both alike."""
     a(), b()
@@ -123,7 +111,8 @@ def bench_update(model_dir: Path, export_roots: list[Path], reps: int) -> list[f
 
 
 def bench_generation(model_dir: Path, n: int, new_tokens: int, reps: int) -> tuple[float, float]:
-    """Generated tokens/s of the vLLM engine and of transformers `generate`, same prompts."""
+    """Generated tokens/s of the vLLM engine and of transformers `generate`, same prompts,
+    runs alternated so that load from other jobs on the machine hits both alike."""
     import torch
 
     from training.api import GenerationRequest
@@ -133,31 +122,28 @@ def bench_generation(model_dir: Path, n: int, new_tokens: int, reps: int) -> tup
     prompts = [[1, 40 + i % 50, 60 + i % 30, 70] for i in range(n)]
     reqs = [GenerationRequest(prompt_ids=p, max_new_tokens=new_tokens, seed=i)
             for i, p in enumerate(prompts)]
-    engine = VLLMInferenceEngine(model_dir, max_model_len=512)
-    try:
-        counts = []
-        vllm_s = _timed(lambda: counts.append(sum(len(r.output_ids)
-                                                  for r in engine.generate(reqs))), reps)
-    finally:
-        engine.close()
-    vllm_tps = statistics.median(counts) / vllm_s
-
     model = load_causal_lm(model_dir).eval()
     ids = torch.tensor(prompts)
-    hf_counts = []
+    eos = model.generation_config.eos_token_id
+    engine = VLLMInferenceEngine(model_dir, max_model_len=512)
+    counts: dict[str, list[int]] = {"vllm": [], "hf": []}
+
+    def vllm_generate():
+        counts["vllm"].append(sum(len(r.output_ids) for r in engine.generate(reqs)))
 
     def hf_generate():
         with torch.no_grad():
             out = model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=True,
                                  max_new_tokens=new_tokens, pad_token_id=0)
-        gen = out[:, ids.shape[1]:]
-        eos = model.generation_config.eos_token_id
         # tokens up to and including the first eos, as vLLM counts them
-        hf_counts.append(sum(int((row == eos).nonzero()[0, 0]) + 1 if (row == eos).any()
-                             else len(row) for row in gen))
+        counts["hf"].append(sum(int((row == eos).nonzero()[0, 0]) + 1 if (row == eos).any()
+                                else len(row) for row in out[:, ids.shape[1]:]))
 
-    hf_s = _timed(hf_generate, reps)
-    return vllm_tps, statistics.median(hf_counts) / hf_s
+    try:
+        vllm_s, hf_s = _interleaved(vllm_generate, hf_generate, reps)
+    finally:
+        engine.close()
+    return (statistics.median(counts["vllm"]) / vllm_s, statistics.median(counts["hf"]) / hf_s)
 
 
 def build_05b(out: Path) -> Path:
@@ -195,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
                                                reps=1 if q else 3)
     log.warning("weight update (~0.5B): %.3f s (tmpfs: %s)", update_05b, update_05b_shm)
     # Rollout-shaped load: many concurrent sequences on the small model.
-    vllm_tps, hf_tps = bench_generation(small, n=64 if q else 128, new_tokens=128 if q else 256,
-                                        reps=2 if q else 4)
+    vllm_tps, hf_tps = bench_generation(small, n=128, new_tokens=128 if q else 256,
+                                        reps=3 if q else 5)
     log.warning("generation: vllm %.0f tok/s, transformers %.0f tok/s", vllm_tps, hf_tps)
 
     rows = [("DeepSpeed train step", f"{ds_tps:,.0f} tok/s", "plain PyTorch", f"{plain_tps:,.0f} tok/s"),
