@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -101,16 +101,23 @@ def cluster(texts: Sequence[str], emb: np.ndarray | None, threshold: float
 
 @dataclass
 class NearDuplicates:
-    """Keep one question per cluster of exact or semantic duplicates (cosine >= threshold)."""
+    """Keep one question per cluster of exact or semantic duplicates (cosine >= threshold).
+
+    With ``against_stored``, questions already in the warehouse whose latest
+    near-duplicate verdict is ``pass`` take part as earlier members of the clusters:
+    a new question that repeats one of them fails, naming it.
+    """
 
     threshold: float = DEFAULT_THRESHOLD
     semantic: bool = True
     embedder: Any = None
+    against_stored: bool = False
     name: str = "near_duplicates"
-    _cache: dict = field(default_factory=dict, repr=False)
 
     def run(self, questions: Sequence[QuestionRecord], ctx: CheckContext) -> list[CheckResult]:
-        texts = [q.question for q in questions]
+        stored = self._stored(ctx, {q.question_id for q in questions})
+        ids = [qid for qid, _ in stored] + [q.question_id for q in questions]
+        texts = [t for _, t in stored] + [q.question for q in questions]
         emb = None
         if self.semantic and texts:
             if self.embedder is None:
@@ -118,13 +125,24 @@ class NearDuplicates:
             emb = self.embedder.encode(texts)
         roots, how = cluster(texts, emb, self.threshold)
         out = []
-        for i, q in enumerate(questions):
+        for i in range(len(stored), len(texts)):
             if roots[i] == i:
                 out.append(PASS)
                 continue
-            kept = questions[roots[i]]
             kind, sim = how.get(i, ("semantic", self.threshold))
-            out.append(fail(f"{kind} duplicate of {kept.question_id} (cosine {sim:.3f})",
-                            kept=kept.question_id, kind=kind, similarity=round(sim, 4),
-                            threshold=self.threshold))
+            kept = ids[roots[i]]
+            out.append(fail(f"{kind} duplicate of {kept} (cosine {sim:.3f})", kept=kept,
+                            kind=kind, similarity=round(sim, 4), threshold=self.threshold,
+                            kept_is_stored=roots[i] < len(stored)))
         return out
+
+    def _stored(self, ctx: CheckContext, batch_ids: set[str]) -> list[tuple[str, str]]:
+        if not self.against_stored or ctx.wh is None:
+            return []
+        rows = ctx.wh.sql(
+            "select q.question_id, any_value(q.question) as question from questions q join ("
+            "  select question_id, arg_max(status, created_at) as status from verdicts"
+            f"  where check_name = '{self.name}' group by question_id) v"
+            " on q.question_id = v.question_id where v.status = 'pass'"
+            " group by q.question_id order by q.question_id").to_pylist()
+        return [(r["question_id"], r["question"]) for r in rows if r["question_id"] not in batch_ids]

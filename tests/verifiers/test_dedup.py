@@ -36,3 +36,19 @@ def test_blocked_search_equals_brute_force():
         assert {(i, j) for i, j, _ in similar_pairs(emb, 0.9, block=block)} == brute
     roots, how = cluster([f"q{i}" for i in range(50)], emb, 0.9)
     assert all(roots[40 + k] == k for k in range(10)) and set(how) == set(range(40, 50))
+
+
+def test_near_duplicates_against_stored_questions(wh, embedder):
+    from verifiers import run_checks
+    first = [make_question("old", "In what year did the Eiffel Tower open?", "1889")]
+    check = NearDuplicates(embedder=embedder, against_stored=True)
+    wh.append(first, run_id="compose-1")
+    run_checks(wh, first, [check], run_id="verify-1")
+    later = [make_question("new", "When did the Eiffel Tower open?", "1889"),
+             make_question("other", "Who designed the Eiffel Tower?", "Gustave Eiffel")]
+    results = check.run(later, CheckContext(wh=wh))
+    assert [r.status for r in results] == ["fail", "pass"]
+    assert results[0].details["kept"] == "old" and results[0].details["kept_is_stored"]
+    # Without the option only the batch itself is compared.
+    assert [r.status for r in NearDuplicates(embedder=embedder).run(later, CheckContext(wh=wh))] \
+        == ["pass", "pass"]
