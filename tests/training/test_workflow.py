@@ -106,3 +106,27 @@ def test_load_task_into_train_ready(wh):
     items = reader.next_batch(30)
     assert len({i.question_id for i in items}) == 30
     assert all(i.answer in i.question for i in items)
+
+
+@pytest.mark.parametrize("response,strict,expected", [
+    ("Answer: 3 7 9", False, 1.0),      # verifiers' "contained" rule
+    ("Answer: 3 7 9", True, 0.0),       # ... which a policy exploits by listing guesses
+    ("Answer: 7", True, 1.0),
+])
+def test_strict_reward_refuses_answer_spraying(response, strict, expected):
+    assert answer_reward(response, "7", strict=strict) == expected
+
+
+def test_strict_reward_needs_a_finished_response(tiny_model_dir):
+    from training.models import load_tokenizer
+
+    class Truncated(ScriptedEngine):
+        async def agenerate(self, request):
+            r = await super().agenerate(request)
+            return GenerationResult(r.prompt_ids, r.output_ids, r.output_logprobs,
+                                    r.output_versions, "length")
+
+    tok = load_tokenizer(tiny_model_dir)
+    lax, strict = QAWorkflow(tok), QAWorkflow(tok, strict_reward=True)
+    assert asyncio.run(lax.run_episode(Truncated(tok, "Answer: 7"), _item())).reward == 1.0
+    assert asyncio.run(strict.run_episode(Truncated(tok, "Answer: 7"), _item())).reward == 0.0
