@@ -14,7 +14,11 @@ from tests.training.test_trainer import SMALL
 
 
 def _launch(cfg, run_dir, wh_dir, *extra):
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # Rendezvous variables left by an in-process DeepSpeed test would point the child at a
+    # port this process still holds.
+    dist_vars = {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK"}
+    env = {k: v for k, v in os.environ.items() if k not in dist_vars}
+    env["PYTHONUNBUFFERED"] = "1"
     return subprocess.Popen(
         [sys.executable, "-m", "datagen", "train", "--config", str(cfg), "--run-dir",
          str(run_dir), "--warehouse", str(wh_dir), *extra],
