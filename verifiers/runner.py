@@ -61,6 +61,9 @@ def run_checks(wh: Any, questions: Sequence[QuestionRecord], checks: Sequence[An
         summary["checks"][check.name] = {"pass": counts["pass"], "fail": counts["fail"],
                                          "error": counts["error"],
                                          "reasons": dict(reasons.most_common(10))}
+        sets = {s for r in results for s in r.details.get("sets_checked", ())}
+        if any("sets_checked" in r.details for r in results):
+            summary["checks"][check.name]["sets_checked"] = sorted(sets)  # lineage
         for q, r in zip(questions, results):
             if r.status != "pass":
                 failed.add(q.question_id)

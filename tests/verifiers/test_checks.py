@@ -233,3 +233,4 @@ def test_default_checks_end_to_end(art_wh, tmp_path, embedder):
     assert ("dup", "near_duplicates") in failed and ("leaked", "answer_not_leaked") in failed
     assert not {c for q, c in failed if q == "good"}
     assert summary["passed_all"] == 1 and summary["verdicts_written"] == 18
+    assert summary["checks"]["decontamination"]["sets_checked"] == ["nq"]
