@@ -57,20 +57,23 @@ def test_sampling_logprobs_include_temperature(engine, policies, tiny_model_dir)
 
 
 def test_an_interrupted_generation_resumes_under_the_new_weights(engine, policies):
-    budget = 300
+    # A long budget and an early update: a server streams ahead of what the client has
+    # read, so the update must land well before the sequences could finish.
+    budget = 400
 
     async def run():
         await engine.update_weights(0, policies.v0)
         start = engine.tokens_generated
         tasks = [asyncio.create_task(engine.agenerate(r))
-                 for r in _requests(n=4, max_new_tokens=budget)]
-        await wait_for_tokens(engine, start + 80)
+                 for r in _requests(n=6, max_new_tokens=budget)]
+        await wait_for_tokens(engine, start + 24)
         await engine.update_weights(1, policies.v1)
         return await asyncio.gather(*tasks)
 
     results = asyncio.run(run())
     spanning = [r for r in results if set(r.output_versions) == {0, 1}]
-    assert spanning, [(r.finish_reason, len(r.output_ids)) for r in results]
+    assert spanning, [(r.finish_reason, len(r.output_ids), r.n_interruptions,
+                       sorted(set(r.output_versions))) for r in results]
     for r in results:
         assert r.output_versions == sorted(r.output_versions)
         assert len(r.output_ids) == len(r.output_logprobs) == len(r.output_versions)
