@@ -70,14 +70,19 @@ def test_an_interrupted_generation_resumes_under_the_new_weights(engine, policie
         await engine.update_weights(1, policies.v1)
         return await asyncio.gather(*tasks)
 
-    results = asyncio.run(run())
-    spanning = [r for r in results if set(r.output_versions) == {0, 1}]
+    # The update races the generation: on an idle machine a server can finish every
+    # sequence before the pause lands. Try again then; every attempt must be consistent.
+    for _attempt in range(3):
+        results = asyncio.run(run())
+        for r in results:
+            assert r.output_versions == sorted(r.output_versions)
+            assert len(r.output_ids) == len(r.output_logprobs) == len(r.output_versions)
+            assert r.finish_reason == "stop" or len(r.output_ids) == budget
+        spanning = [r for r in results if set(r.output_versions) == {0, 1}]
+        if spanning:
+            break
     assert spanning, [(r.finish_reason, len(r.output_ids), r.n_interruptions,
                        sorted(set(r.output_versions))) for r in results]
-    for r in results:
-        assert r.output_versions == sorted(r.output_versions)
-        assert len(r.output_ids) == len(r.output_logprobs) == len(r.output_versions)
-        assert r.finish_reason == "stop" or len(r.output_ids) == budget
     for r in spanning:
         assert r.n_interruptions >= 1
     # each token's logprob is the one of the policy that produced it

@@ -41,9 +41,13 @@ def test_math_timeout_is_raised_not_scored_zero():
         math_equivalent(*slow, timeout_s=1)
     caught = []
 
+    # Other expressions off the main thread: sympy caches what it computed above, and a
+    # cached answer would come back before any timeout (seen on an idle machine).
+    slow_other = ("$(x+3)^{401}$", "$(x+5)^{401}$")
+
     def off_main():  # the trainer may call the reward from a worker thread
         try:
-            math_equivalent(*slow, timeout_s=1)
+            math_equivalent(*slow_other, timeout_s=1)
         except MathTimeout as exc:
             caught.append(exc)
 
