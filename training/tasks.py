@@ -1,10 +1,10 @@
 """Built-in toy tasks a tiny model can learn on a CPU, and loading them into the warehouse.
 
 `fact_copy`: a demo-world style fact is given in the prompt and asked back —
-"How many bridges does Varno have? Fact: Varno has bridges: 7" → "Answer: 7".
+"How many bridges does Varno have? Fact: Varno has bridges: 7" → "7".
 A randomly initialised tiny model first gets a short supervised warm start on the output
-format only ("Answer: <digit>" with a *random* digit, so it does not learn the task), then
-RL must learn to read the digit from the prompt. Chance level is 1/10.
+format only (one digit token then EOS, with a *random* digit, so it does not learn the
+task), then RL must learn to read the digit from the prompt. Chance level is 1/10.
 
 `load_task(wh, task, ...)` writes the questions with passing verdicts and a difficulty band
 through the warehouse API, so they appear in `train_ready` like any generated question.
@@ -73,9 +73,13 @@ def task_questions(task: str, n: int, split: str, seed: int = 0) -> list[TaskQue
 
 
 def format_answer(answer: str) -> str:
-    """The output format the warm start teaches and the reward's answer extraction reads.
-    (Learning was faster with this prefix than with a bare digit in our CPU runs.)"""
-    return f"Answer: {answer}"
+    """The output format the warm start teaches: the bare answer (one digit token, then EOS).
+
+    A prefix such as "Answer: " made RL fail on the tiny model: the format tokens carry no
+    signal, yet Adam turns their noisy zero-mean gradients into full-size steps, and the
+    format drifted apart (completion lengths fell from 5 to 3 tokens) before the digit was
+    learned."""
+    return answer
 
 
 def warm_start_pairs(questions: list[TaskQuestion], seed: int = 0) -> list[tuple[str, str]]:

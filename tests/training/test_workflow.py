@@ -9,7 +9,7 @@ import pytest
 import training.tasks
 import training.workflow
 from training.api import GenerationResult
-from training.tasks import fact_copy_questions, load_task, warm_start_pairs
+from training.tasks import fact_copy_questions, format_answer, load_task, warm_start_pairs
 from training.workflow import QAWorkflow, answer_reward, lognormal_latency
 from warehouse.reader import StreamReader, TrainItem
 
@@ -94,7 +94,7 @@ def test_task_questions_split_and_warm_start_answers_are_random():
     names = lambda qs: {q.question.split(" does ")[1].split()[0] for q in qs}   # noqa: E731
     assert not names(train) & names(ev)
     pairs = warm_start_pairs(train)
-    agree = sum(a == f"Answer: {q.answer}" for (_, a), q in zip(pairs, train)) / len(train)
+    agree = sum(a == format_answer(q.answer) for (_, a), q in zip(pairs, train)) / len(train)
     assert agree < 0.25                                 # format only, not the task
 
 
