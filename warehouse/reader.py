@@ -145,6 +145,8 @@ class StreamReader:
         """Re-read train_ready when the warehouse has a new snapshot (or when forced)."""
         self._loaded_at = time.monotonic()
         snap = self._wh.current_snapshot()
+        if not force and snap == self._snapshot:
+            return  # nothing committed since the last look: skip the change scan
         if not force and not self._changed_since(self._snapshot):
             self._snapshot = snap
             return
