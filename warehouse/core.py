@@ -384,6 +384,8 @@ class Warehouse:
         """
         if snapshot is None:
             return True
+        if upto is not None and upto == snapshot:
+            return False  # nothing was committed in between: no catalog scan needed
         rows = self.con.execute(
             f"SELECT snapshot_id, changes FROM {LAKE}.snapshots() "
             "WHERE snapshot_id >= ? AND snapshot_id <= ? ORDER BY snapshot_id",
@@ -421,10 +423,7 @@ class Warehouse:
         only causes one extra rebuild, never a stale answer.
         """
         snap = self.current_snapshot()
-        if self._train_ready_snapshot == snap:
-            return
-        if self._train_ready_snapshot is None or self.changed_since(
-                self._train_ready_snapshot, upto=snap):
+        if self.changed_since(self._train_ready_snapshot, upto=snap):
             self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {_COPIES}")
             self.con.execute(f"CREATE OR REPLACE TABLE {_COPIES}.main.train_ready AS "
                              f"SELECT * FROM {LAKE}.train_ready")

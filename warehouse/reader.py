@@ -145,9 +145,7 @@ class StreamReader:
         """Re-read train_ready when the warehouse has a new snapshot (or when forced)."""
         self._loaded_at = time.monotonic()
         snap = self._wh.current_snapshot()
-        if not force and snap == self._snapshot:
-            return  # nothing committed since the last look: skip the change scan
-        if not force and not self._changed_since(self._snapshot):
+        if not force and not self._wh.changed_since(self._snapshot, upto=snap):
             self._snapshot = snap
             return
         self._snapshot = snap
@@ -172,9 +170,6 @@ class StreamReader:
         self._bands = pa.chunked_array(band_col, pa.string())
         self._hashes = np.concatenate(hashes).astype(np.uint64) if hashes else np.empty(0, np.uint64)
         self._rebuild()
-
-    def _changed_since(self, snapshot: int | None) -> bool:
-        return self._wh.changed_since(snapshot)
 
     def _rebuild(self) -> None:
         """Per band: the rows not yet served this epoch, in this epoch's priority order."""
