@@ -278,9 +278,10 @@ def _date_conflict(pred: Tokens, refs: list[Tokens]) -> bool:
     """The prediction states a day-precise date in a gold date's year that agrees with no
     day-precise gold date: "January 26, 1788" is wrong even though the gold's alias
     "1788" is in it, because another alias says "18 January 1788"."""
-    golds = [d for d in (as_date(t.words) for t in refs) if d and d.year and d.month and d.day]
-    if not golds:
-        return False
+    dates = [d for d in (as_date(t.words) for t in refs) if d]
+    golds = [d for d in dates if d.year and d.month and d.day]
+    if not golds or len(golds) < len(dates):
+        return False  # a coarser alias ("1788") accepts any day in its year
     years = {g.year for g in golds}
     stated = [d for d in find_dates(pred.words) if d.year in years and d.month and d.day]
     return bool(stated) and not any(d.agrees_with(g) for d in stated for g in golds)
