@@ -35,6 +35,7 @@ from typing import Iterable, Sequence
 
 from verifiers.dates import as_date, find_dates
 from verifiers.names import looks_like_name, names_match
+from verifiers.periods import as_span, as_year, find_spans, find_years
 from verifiers.normalize import (
     Tokens, canonical_tokens, content_words, same_stem, squad_normalize,
 )
@@ -135,11 +136,14 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str,
         return False, "empty_reference"
     if pred.words == ref.words:
         return True, "exact"
-    if ref.words[0] in ("yes", "no") and len(ref.words) == 1:
-        return (_polarity(pred) == ref.words[0]), "yes_no"
+    gold_polarity = _gold_polarity(ref)
+    if gold_polarity:
+        return (_polarity(pred) == gold_polarity), "yes_no"
     gold_date = as_date(ref.words)
     if gold_date is not None and (gold_date.month or gold_date.day):
         return _date_match(pred, gold_date)
+    if _period_match(pred, ref):
+        return True, "period"
     found, blocked = _find_clean(pred, ref.words, q_words)
     if found:
         return True, "contained"
@@ -258,6 +262,16 @@ def _hedged(pred: Tokens, start: int, end: int, q_words: set[str]) -> bool:
     return bool(clause & UNCERTAIN) or numbers
 
 
+def _gold_polarity(ref: Tokens) -> str | None:
+    """"yes"/"no" for a yes/no gold, also one qualified by adverbs ("Typically, no",
+    "generally yes"): the adverb softens the answer, the polarity is the answer."""
+    polar = [w for w in ref.words if w in ("yes", "no")]
+    rest = [w for w in ref.words if w not in ("yes", "no")]
+    if len(polar) == 1 and all(len(w) > 4 and w.endswith("ly") for w in rest):
+        return polar[0]
+    return None
+
+
 def _polarity(pred: Tokens) -> str | None:
     for word in pred.words[:3]:
         if word in YES:
@@ -271,7 +285,27 @@ def _date_match(pred: Tokens, gold) -> tuple[bool, str]:
     for d in find_dates(pred.words):
         if d.agrees_with(gold) and not _negated(pred, d.start) and not _hedged(pred, d.start, d.end, set()):
             return True, "date"
+    if gold.year is not None and any(s.contains(gold.year) and not _negated(pred, s.start)
+                                     for s in find_spans(pred.words)):
+        return True, "period"  # "the 1890s" for "July 1, 1890": coarser, as a year would be
     return False, "date_mismatch"
+
+
+def _period_match(pred: Tokens, ref: Tokens) -> bool:
+    """A year inside a gold century or decade ("957 BCE" for "the mid-10th century BCE",
+    1994 for "the 1990s"), or a period inside it; or the century or decade that contains
+    a gold year: a coarser date, as a year is for a full date. (A gold that is itself a
+    period already says how precise the answer must be: no coarser period.)"""
+    gold_span, gold_year = as_span(ref.words), as_year(ref.words)
+    if gold_span is None and gold_year is None:
+        return False
+    def clean(start: int, end: int) -> bool:
+        return not _negated(pred, start) and not _hedged(pred, start, end, set())
+    if gold_span is not None:
+        if any(gold_span.contains(y) and clean(i, i + 1) for y, i in find_years(pred.words)):
+            return True
+        return any(s.within(gold_span) and clean(s.start, s.end) for s in find_spans(pred.words))
+    return any(s.contains(gold_year) and clean(s.start, s.end) for s in find_spans(pred.words))
 
 
 def _date_conflict(pred: Tokens, refs: list[Tokens]) -> bool:

@@ -43,7 +43,7 @@ SYNONYMS = {
 _ROMAN = re.compile(r"^M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
 _ORDINAL_SUFFIX = re.compile(r"^(\d+)(st|nd|rd|th)$")
-_TOKEN = re.compile(r"\d+(?:st|nd|rd|th)\b|\d+(?:[.,]\d+)*|[^\W\d_]+|[.;:!?]|[%$€£]|,")
+_TOKEN = re.compile(r"\d+(?:st|nd|rd|th)\b|\d{3}0'?s\b|\d+(?:[.,]\d+)*|[^\W\d_]+|[.;:!?]|[%$€£]|,")
 CLAUSE_BREAK = frozenset({".", ";", ":", "!", "?", "but", "however", "although", "though",
                           "whereas", "while"})
 CURRENCY = {"$": "dollar", "€": "euro", "£": "pound"}
@@ -142,6 +142,8 @@ def _raw_tokens(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
+    if word[:1].isdigit():
+        return word.replace("'", "")  # a decade ("1990s") is not the plural of a year
     word = SYNONYMS.get(word, word)
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]

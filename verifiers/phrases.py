@@ -53,7 +53,7 @@ def proper_name_in(ref_text: str) -> str | None:
     common nouns around it only describe it. None when there are several names or none,
     or when the only capital is sentence case on the first word."""
     text = ref_text.strip()
-    runs = [m for m in _CAP_RUN.finditer(text)]
+    runs = [m for m in _CAP_RUN.finditer(text) if not _date_part(m.group())]
     if len(runs) != 1:
         return None
     m = runs[0]
@@ -63,6 +63,15 @@ def proper_name_in(ref_text: str) -> str | None:
     if m.start() == 0 and " " not in m.group().strip():
         return None  # "Profit maximization": sentence case, not a name
     return m.group()
+
+
+_ERAS = frozenset({"bc", "ad"})  # canonical forms of BC/BCE, AD/CE
+
+
+def _date_part(run: str) -> bool:
+    """Capitalised, but an era marker, not a name: "BCE" in "the late 6th century BCE"."""
+    words = canonical_tokens(run).words
+    return bool(words) and all(w in _ERAS for w in words)
 
 
 _POSTMODIFIER = frozenset({"in", "at", "of", "on", "near", "from"})

@@ -37,6 +37,13 @@ SAME = [
     ("about 11.3 years", "10–12 years", (), "number inside a range"),
     ("Dave Gahan", "David Gahan", (), "nickname"),
     ("He is talking about his late brother.", "his brother", (), "modifier added"),
+    ("It landed on 26 March 1815.", "12 March 1815", ("1815",), "a bare-year alias admits the year"),
+    ("No.", "Usually, no", (), "yes/no gold qualified by an adverb"),
+    ("around 957 BCE", "the mid-10th century BCE", (), "a year inside a gold century"),
+    ("1994", "the 1990s", (), "a year inside a gold decade"),
+    ("in the middle of the 1970s", "mid-1970s", (), "a qualified decade, reworded"),
+    ("It was printed in the 15th century.", "1455", (), "the century of a gold year"),
+    ("first sold in the 1890s", "July 1, 1890", (), "the decade of a gold date"),
 ]
 
 DIFFERENT = [
@@ -51,12 +58,18 @@ DIFFERENT = [
     ("May 19, 2018", "May 18, 2018", (), "different day"),
     ("2017", "May 18, 2018", (), "different year"),
     ("15", "5", (), "number inside another"),
+    ("Yes.", "Usually, no", (), "yes/no gold qualified by an adverb"),
+    ("900 BC", "the late 6th century BCE", (), "a BC year outside the gold century"),
+    ("1975", "the late 1960s", (), "a year outside a qualified decade"),
+    ("the 20th century", "the 1930s", (), "coarser than a gold that is a period"),
+    ("1989", "the 1990s", (), "a year just before a gold decade"),
     ("2.5 billion", "2.5 million", (), "magnitude"),
     ("Paris and London", "Paris, London and Rome", (), "incomplete list"),
     ("second", "first", (), "ordinal"),
     ("Louis XIV", "Louis XVI", (), "Roman numeral"),
     ("541 million years ago", "2.45 billion years ago", (), "numbers must match"),
-    ("January 26, 1788", "1788", ("18 January 1788",), "precise date contradicts an alias"),
+    ("It landed on 26 March 1815.", "12 March 1815", ("1815-03-12",),
+     "precise date contradicts every (day-precise) alias"),
 ]
 
 
