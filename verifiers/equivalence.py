@@ -329,11 +329,22 @@ def _list_match(pred: Tokens, ref_text: str, q_words: set[str]) -> bool:
                for x in items if canonical_tokens(x).words)
 
 
+def _informative(words: tuple[str, ...], q_words: set[str]) -> set[str]:
+    """The gold's content words less those that repeat the question at its head end: in
+    "subdural hematoma" for "which type of hematoma", "hematoma" is the category asked
+    for. A repeated modifier still restricts the head ("District Judge" for "… court in
+    a district" is not any judge), so it stays."""
+    keep = list(words)
+    while len(keep) > 1 and keep[-1] in q_words:
+        keep.pop()
+    return set(keep)
+
+
 def _gold_words_in_clause(pred: Tokens, ref: Tokens, q_words: set[str], is_list: bool) -> bool:
     """Enough informative content words of the gold in one clause ("his brother" / "his late
     brother"), none of them negated or hedged. Gold words that repeat the question carry no
     answer ("subdural hematoma" asked as "which type of hematoma" is answered by "subdural")."""
-    gold = set(content_words(ref)) - q_words or set(content_words(ref))
+    gold = _informative(content_words(ref), q_words)
     if not gold:
         return False
     # A strict majority of the gold's informative words; every word when the gold is a

@@ -99,6 +99,12 @@ def test_question_words_in_gold_are_not_required():
     assert not is_equivalent("epidural", "subdural hematoma", question=q)
 
 
+def test_a_modifier_repeated_from_the_question_still_restricts_the_head():
+    q = "who runs the police of a county"
+    assert not is_equivalent("the town sheriff", "County Sheriff", question=q)
+    assert is_equivalent("the sheriff of the county", "County Sheriff", question=q)
+
+
 def test_empty_gold_is_a_programmer_error():
     with pytest.raises(ValueError):
         score_answer("x", "  ")
