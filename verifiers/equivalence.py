@@ -253,6 +253,8 @@ def _hedged(pred: Tokens, start: int, end: int, q_words: set[str]) -> bool:
     """
     if "or" in q_words:
         return False  # the question itself offers a choice
+    if _among_numbers(pred, start, end):
+        return True
     w, c = pred.words, pred.clauses
     around = [k for k in (start - 1, end) if 0 <= k < len(w) and c[k] == c[start]]
     if not any(w[k] == "or" for k in around):
@@ -270,6 +272,21 @@ def _gold_polarity(ref: Tokens) -> str | None:
     if len(polar) == 1 and all(len(w) > 4 and w.endswith("ly") for w in rest):
         return polar[0]
     return None
+
+
+def _among_numbers(pred: Tokens, start: int, end: int) -> bool:
+    """A number listed right next to other numbers ("3 2", "3, 2") is one of several
+    candidates. Years are left out: a year next to another number is a range
+    ("1881–1885"), a date ("January 26, 1788") or a citation mark run into it."""
+    w, c = pred.words, pred.clauses
+    if end - start != 1 or number(w[start]) is None or _year_like(w[start]):
+        return False
+    return any(0 <= k < len(w) and c[k] == c[start] and number(w[k]) is not None
+               and not _year_like(w[k]) for k in (start - 1, end))
+
+
+def _year_like(word: str) -> bool:
+    return word.isdigit() and len(word) in (3, 4)
 
 
 def _polarity(pred: Tokens) -> str | None:
