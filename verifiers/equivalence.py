@@ -160,6 +160,8 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str,
             return True, rule
     if _in_range(pred, ref):
         return True, "number_range"
+    if _approximately(pred, ref):
+        return True, "approximate"
     if acronym_match(pred_text, ref_text):
         return True, "acronym"
     return False, blocked or "no_match"
@@ -186,6 +188,53 @@ def _in_range(pred: Tokens, ref: Tokens) -> bool:
         if not unit or pred.words[i + 1:i + 2] == tuple(unit):
             return True
     return False
+
+
+APPROXIMATE = frozenset({"about", "around", "approximately", "roughly", "nearly", "almost",
+                         "circa", "c", "some", "approx", "estimated"})
+
+
+def _approximately(pred: Tokens, ref: Tokens) -> bool:
+    """An approximate quantity ("around 2.45 billion years ago", "c. 3000 BC") is matched
+    by a number that agrees with it to the precision of the less precise of the two
+    (2.4 billion, 3150 BC), with the same unit. The approximation must be stated, in the
+    gold or next to the predicted number; a bare "83" is not matched by "80"."""
+    w = ref.words
+    k = next((i for i, x in enumerate(w) if number(x) is not None), None)
+    if k is None or any(number(x) is not None for x in w[k + 1:]):
+        return False
+    if any(x not in APPROXIMATE and x != "at" for x in w[:k]):
+        return False  # the number is the answer, not a bound ("more than 200") or a detail
+    gold_approx, unit = any(x in APPROXIMATE for x in w[:k]), w[k + 1:]
+    for i, x in enumerate(pred.words):
+        if number(x) is None or _year_like(x) and not unit or _next_to_number(pred, i):
+            continue  # a bound of a range ("5.5 to 10 metres") is no estimate of the answer
+        stated = gold_approx or (i > 0 and pred.words[i - 1] in APPROXIMATE)
+        same_unit = pred.words[i + 1:i + 1 + len(unit)] == unit or i + 1 == len(pred.words)
+        if stated and same_unit and _agree_at_precision(x, w[k]) and not _negated(pred, i):
+            return True
+    return False
+
+
+def _next_to_number(pred: Tokens, i: int) -> bool:
+    w = pred.words
+    def num(k: int) -> bool:
+        return 0 <= k < len(w) and number(w[k]) is not None
+    links = ("to", "and", "or")
+    return (num(i - 1) or num(i + 1) or (i >= 2 and w[i - 1] in links and num(i - 2))
+            or (i + 2 < len(w) and w[i + 1] in links and num(i + 2)))
+
+
+def _agree_at_precision(a: str, b: str) -> bool:
+    """Equal once rounded to the coarser precision: 2.4 ~ 2.45, 3150 ~ 3000, 80 ~ 83."""
+    unit = max(_last_digit_unit(a), _last_digit_unit(b))
+    return abs(number(a) - number(b)) <= unit / 2 * (1 + 1e-9)
+
+
+def _last_digit_unit(token: str) -> float:
+    if "." in token:
+        return 10.0 ** -len(token.split(".")[1])
+    return 10.0 ** (len(token) - len(token.rstrip("0"))) if token.strip("0") else 1.0
 
 
 def _question_context(question: str | None) -> set[str]:

@@ -42,6 +42,8 @@ def format_number(value: float | str) -> str:
         return value
     if float(value).is_integer():
         return str(int(value))
+    if abs(value) >= 1 and abs(value - round(value)) < 1e-9 * abs(value):
+        return str(round(value))  # 4.1 * 10**6 is 4099999.9999999995 in binary floating point
     return f"{value:.6g}"
 
 
