@@ -185,7 +185,8 @@ def _in_range(pred: Tokens, ref: Tokens) -> bool:
         value = number(word)
         if value is None or not low <= value <= high or _negated(pred, i):
             continue
-        if not unit or pred.words[i + 1:i + 2] == tuple(unit):
+        # The unit may go unsaid when nothing follows the number ("11.3" for "10–12 years").
+        if not unit or pred.words[i + 1:i + 2] in (tuple(unit), ()):
             return True
     return False
 
