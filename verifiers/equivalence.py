@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from verifiers.dates import as_date, find_dates
-from verifiers.names import looks_like_name, names_match
+from verifiers.names import looks_like_name, names_match, regnal_match
 from verifiers.periods import as_span, as_year, find_spans, find_years
 from verifiers.normalize import (
     Tokens, canonical_tokens, content_words, same_stem, squad_normalize,
@@ -151,6 +151,8 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str,
         return False, blocked  # the gold is there but denied or one of several guesses
     if looks_like_name(ref_text) and names_match(pred_text, ref_text):
         return True, "name"
+    if regnal_match(pred_text, ref_text):
+        return True, "regnal_name"
     if _list_match(pred, ref_text, q_words):
         return True, "list"
     if _gold_words_in_clause(pred, ref, q_words, is_list=len(list_items(ref_text)) > 1):

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from verifiers.normalize import HONORIFICS, strip_accents, unglue
+from verifiers.normalize import HONORIFICS, roman_to_int, strip_accents, unglue
+from verifiers.numwords import ORDINALS
 
 PARTICLES = frozenset({"de", "da", "di", "del", "della", "der", "van", "von", "la", "le", "du",
                        "bin", "ibn", "al", "el", "dos", "das", "y", "ben", "mac"})
@@ -106,3 +107,64 @@ def _surname_matches(pred: str, gold: str) -> bool:
         return True
     short, long_ = sorted((pred, gold), key=len)
     return len(short) >= 4 and len(long_) - len(short) <= 1 and long_.startswith(short[:-1])
+
+
+ROYAL_TITLES = frozenset({
+    "king", "queen", "prince", "princess", "emperor", "empress", "tsar", "czar", "tsarina",
+    "sultan", "pope", "pharaoh", "duke", "duchess", "archduke", "saint", "st", "shah", "kaiser",
+})
+_ROMAN_NUMERAL = re.compile(r"^[IVXLC]+$")
+
+
+def regnal_name(gold: str) -> tuple[str, str | None, bool] | None:
+    """(name, numeral, needs_title) for a gold that names a monarch or saint by one given
+    name with a title, a regnal number or a territorial designation: "Prince Henry",
+    "Afonso IV of Portugal", "Charlotte of Mecklenburg-Strelitz". A bare "X of Y" may be
+    no person at all ("Bank of America"), so then the prediction must give the title
+    ("Queen Charlotte"). None for other golds."""
+    words = [w.strip(",.") for w in _words(gold)]
+    titled = bool(words) and words[0].lower() in ROYAL_TITLES
+    rest = words[1:] if titled else words
+    of = next((k for k, w in enumerate(rest) if w.lower() == "of"), len(rest))
+    numeral = next((w for w in rest[:of] if _ROMAN_NUMERAL.match(w)), None)
+    head = [w for w in rest[:of] if w.lower() != "the" and w != numeral]
+    if len(head) != 1 or not head[0][0].isupper() or not (titled or numeral or of < len(rest)):
+        return None
+    return head[0].lower(), numeral, not (titled or numeral)
+
+
+def regnal_match(prediction: str, gold: str) -> bool:
+    """The prediction names the gold's monarch: the same given name with the same regnal
+    number (none if the gold has none), with or without the title and designation
+    ("Queen Charlotte" for "Charlotte of Mecklenburg-Strelitz", "Henry the Navigator"
+    for "Prince Henry"); "Henry VIII" and "Henry Ford" are other people."""
+    key = regnal_name(gold)
+    if key is None:
+        return False
+    name, numeral, needs_title = key
+    text = unglue(strip_accents(prediction))
+    lower = not any(ch.isupper() for ch in text)
+    tokens = re.findall(r"[^\W\d_]+(?:['’-][^\W\d_]+)*|\d+", text)
+    for j, tok in enumerate(tokens):
+        if tok.lower() != name or not (lower or tok[0].isupper()):
+            continue
+        before = tokens[j - 1].lower() if j > 0 else ""
+        after = tokens[j + 1] if j + 1 < len(tokens) else ""
+        if before in _NEGATORS or (needs_title and before not in ROYAL_TITLES):
+            continue
+        if j > 0 and tokens[j - 1][0].isupper() and not lower and before not in ROYAL_TITLES | TITLES:
+            continue  # "Emily Charlotte": a middle name
+        if after.lower() == "the" and j + 2 < len(tokens) and tokens[j + 2].lower() in ORDINALS:
+            after = str(ORDINALS[tokens[j + 2].lower()])  # "Henry the Eighth"
+        stated = after if _ROMAN_NUMERAL.match(after) or after.isdigit() else None
+        if (stated or numeral) and _roman_value(stated or "") != _roman_value(numeral or ""):
+            continue
+        if stated is None and after[:1].isupper() and not lower and after.lower() not in ("of", "the"):
+            continue  # "Henry Ford": a surname follows
+        return True
+    return False
+
+
+def _roman_value(token: str) -> int | None:
+    return int(token) if token.isdigit() else roman_to_int(token) if len(token) > 1 else (
+        {"I": 1, "V": 5, "X": 10}.get(token))
