@@ -61,6 +61,7 @@ class EquivalenceScore:
     reference: str = ""
 
 
+_ORDINAL = re.compile(r"^\d+st$")  # canonical ordinals: "6th", "sixth" -> "6st"
 _PAREN = re.compile(r"\s*\(([^()]*)\)\s*")
 
 
@@ -378,15 +379,16 @@ def _period_match(pred: Tokens, ref: Tokens) -> bool:
 
 
 def _date_conflict(pred: Tokens, refs: list[Tokens]) -> bool:
-    """The prediction states a day-precise date in a gold date's year that agrees with no
-    day-precise gold date: "January 26, 1788" is wrong even though the gold's alias
-    "1788" is in it, because another alias says "18 January 1788"."""
+    """The prediction states a date in a gold date's year, to the month, that agrees with
+    no gold date: "December 1968" is wrong for "November 8, 1968" even when another
+    alias, "late 1968", shares its year. Only when every date alias gives the month: a
+    bare-year alias ("1788") accepts any day in its year."""
     dates = [d for d in (as_date(t.words) for t in refs) if d]
-    golds = [d for d in dates if d.year and d.month and d.day]
+    golds = [d for d in dates if d.year and d.month]
     if not golds or len(golds) < len(dates):
-        return False  # a coarser alias ("1788") accepts any day in its year
+        return False
     years = {g.year for g in golds}
-    stated = [d for d in find_dates(pred.words) if d.year in years and d.month and d.day]
+    stated = [d for d in find_dates(pred.words) if d.year in years and d.month]
     return bool(stated) and not any(d.agrees_with(g) for d in stated for g in golds)
 
 
@@ -420,7 +422,7 @@ def _gold_words_in_clause(pred: Tokens, ref: Tokens, q_words: set[str], is_list:
     # list, since each item is part of the answer. Numbers are required: "541 million
     # years ago" shares "years ago" with "2.45 billion years ago" and is another answer.
     need = len(gold) if is_list else len(gold) // 2 + 1
-    required = {w for w in gold if number(w) is not None}
+    required = {w for w in gold if number(w) is not None or _ORDINAL.match(w)}
     by_clause: dict[int, list[int]] = {}
     for i, c in enumerate(pred.clauses):
         by_clause.setdefault(c, []).append(i)
