@@ -40,13 +40,33 @@ def _words(text: str) -> list[str]:
 
 
 def looks_like_name(text: str) -> bool:
-    """2–5 capitalised words (particles allowed), no digits: a plausible personal name."""
+    """2–5 capitalised words (particles allowed), no digits: a plausible personal name;
+    or a title and a surname ("Justice Harlan")."""
     if any(ch.isdigit() for ch in text):
         return False
     words = [w for w in _words(text) if w.lower().rstrip(".") not in TITLES]
     caps = [w for w in words if w[0].isupper()]
     rest = [w for w in words if not w[0].isupper()]
-    return 2 <= len(caps) <= 5 and all(w.lower() in PARTICLES for w in rest)
+    enough = 2 <= len(caps) <= 5 or (len(caps) == 1 and _titled_surname(text))
+    return enough and all(w.lower() in PARTICLES for w in rest)
+
+
+_SUFFIX = re.compile(r"^(?:II|III|IV|VI?|Jr|Sr)\.?$")
+
+
+def _name_words(name: str) -> list[str]:
+    """The name without titles and without a generational suffix ("Robert Adamson IV")."""
+    words = [w for w in _words(name) if w.lower().rstrip(".") not in TITLES]
+    while len(words) > 2 and _SUFFIX.match(words[-1]):
+        words.pop()
+    return words
+
+
+def _titled_surname(text: str) -> bool:
+    """A non-royal title before one capitalised name: "Justice Harlan", "Dr. Watson". (After
+    a royal title the one name is a given name: see :func:`regnal_match`.)"""
+    words = [w.lower().rstrip(".") for w in _words(text)]
+    return len(words) == 2 and words[0] in TITLES and words[0] not in ROYAL_TITLES
 
 
 def _given_matches(pred_given: list[str], gold_given: list[str]) -> bool:
@@ -70,8 +90,8 @@ def _given_matches(pred_given: list[str], gold_given: list[str]) -> bool:
 
 def names_match(prediction: str, gold_name: str) -> bool:
     """Does ``prediction`` name the person ``gold_name`` (see module docstring)?"""
-    gold = [w for w in _words(gold_name) if w.lower().rstrip(".") not in TITLES]
-    if len(gold) < 2:
+    gold = _name_words(gold_name)
+    if len(gold) < 2 and not (gold and _titled_surname(gold_name)):
         return False
     surname, gold_given = gold[-1].lower(), [w for w in gold[:-1] if w.lower() not in PARTICLES]
     text = unglue(strip_accents(prediction))
