@@ -39,7 +39,9 @@ from verifiers.periods import as_span, as_year, find_spans, find_years
 from verifiers.normalize import (
     Tokens, canonical_tokens, content_words, same_stem, squad_normalize,
 )
-from verifiers.phrases import acronym_match, list_items, number, reduced_golds
+from verifiers.phrases import (
+    acronym_match, list_items, number, ordinal_variants, reduced_golds,
+)
 
 NEGATORS = frozenset({"not", "no", "never", "neither", "nor", "none", "nobody", "cannot",
                       "incorrect", "wrong", "false", "unlike", "instead", "rather"})
@@ -158,6 +160,10 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str,
         return True, "list"
     if _gold_words_in_clause(pred, ref, q_words, is_list=len(list_items(ref_text)) > 1):
         return True, "gold_words"
+    for variant in ordinal_variants(ref.words):
+        if _find_clean(pred, variant, q_words)[0] or _gold_words_in_clause(
+                pred, Tokens(variant, (0,) * len(variant)), q_words, is_list=False):
+            return True, "ordinal_form"
     for rule, part in reduced_golds(ref, ref_text, where_question="where" in q_words):
         if _find_clean(pred, part, q_words)[0]:
             return True, rule

@@ -115,3 +115,20 @@ def number(word: str) -> float | None:
 
 def list_items(ref_text: str) -> list[str]:
     return [x for x in re.split(r",|;|\band\b|&", ref_text) if x.strip()]
+
+
+_ORDINAL = re.compile(r"^(\d+)st$")  # canonical ordinals: "2nd", "second" -> "2st"
+_NOT_COUNTED = frozenset({"century", "millennium", "of"})
+
+
+def ordinal_variants(words: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The gold with "second season" said as "season 2" and back: an ordinal before a noun
+    and the noun with a number after it name the same item (season, episode, week, book)."""
+    out = []
+    for i, w in enumerate(words[:-1]):
+        m, nxt = _ORDINAL.match(w), words[i + 1]
+        if m and nxt.isalpha() and nxt not in _NOT_COUNTED:
+            out.append(words[:i] + (nxt, m.group(1)) + words[i + 2:])
+        if w.isalpha() and w not in _NOT_COUNTED and nxt.isdigit() and 0 < int(nxt) <= 100:
+            out.append(words[:i] + (f"{int(nxt)}st", w) + words[i + 2:])
+    return out
