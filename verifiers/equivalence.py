@@ -37,7 +37,7 @@ from verifiers.dates import as_date, find_dates
 from verifiers.names import looks_like_name, names_match, regnal_match
 from verifiers.periods import as_span, as_year, find_spans, find_years
 from verifiers.normalize import (
-    Tokens, canonical_tokens, content_words, same_stem, squad_normalize,
+    STOPWORDS, Tokens, canonical_tokens, content_words, same_stem, squad_normalize,
 )
 from verifiers.phrases import (
     acronym_match, list_items, number, ordinal_variants, reduced_golds,
@@ -165,7 +165,10 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str,
                 pred, Tokens(variant, (0,) * len(variant)), q_words, is_list=False):
             return True, "ordinal_form"
     for rule, part in reduced_golds(ref, ref_text, where_question="where" in q_words):
-        if _find_clean(pred, part, q_words)[0]:
+        if rule == "coarser_place":
+            if _coarser_place(pred, part, q_words):
+                return True, rule
+        elif _find_clean(pred, part, q_words)[0]:
             return True, rule
     if _in_range(pred, ref):
         return True, "number_range"
@@ -174,6 +177,19 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str,
     if acronym_match(pred_text, ref_text):
         return True, "acronym"
     return False, blocked or "no_match"
+
+
+def _coarser_place(pred: Tokens, part: tuple[str, ...], q_words: set[str]) -> bool:
+    """"in Maryland" answers "where" for "Baltimore, Maryland", but "Shawnee, Oklahoma" is
+    another town for "Woodward, Oklahoma": the coarser place must stand on its own, not
+    qualify a place the prediction names before it."""
+    for i in _occurrences(pred.words, part):
+        if i > 0 and pred.clauses[i - 1] == pred.clauses[i] and pred.words[i - 1] not in STOPWORDS:
+            continue
+        if not _negated(pred, i) and not _hedged(pred, i, i + len(part), q_words) \
+                and not _restates_question(pred, i, i + len(part), q_words):
+            return True
+    return False
 
 
 def _in_range(pred: Tokens, ref: Tokens) -> bool:

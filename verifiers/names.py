@@ -42,7 +42,7 @@ def _words(text: str) -> list[str]:
 def looks_like_name(text: str) -> bool:
     """2–5 capitalised words (particles allowed), no digits: a plausible personal name;
     or a title and a surname ("Justice Harlan")."""
-    if any(ch.isdigit() for ch in text):
+    if any(ch.isdigit() for ch in text) or _NOT_A_PERSON.search(text.strip()):
         return False
     words = [w for w in _words(text) if w.lower().rstrip(".") not in TITLES]
     caps = [w for w in words if w[0].isupper()]
@@ -51,6 +51,8 @@ def looks_like_name(text: str) -> bool:
     return enough and all(w.lower() in PARTICLES for w in rest)
 
 
+# "The Senate", "The New World": a personal name takes no article.
+_NOT_A_PERSON = re.compile(r"^(?:the|a|an)\s", re.IGNORECASE)
 _SUFFIX = re.compile(r"^(?:II|III|IV|VI?|Jr|Sr)\.?$")
 
 

@@ -26,22 +26,31 @@ def reduced_golds(ref: Tokens, ref_text: str, where_question: bool
     if where_question:
         for part in locative_parts(ref_text):
             yield "location", part
+        for part in place_qualifiers(ref_text):
+            yield "coarser_place", part
 
 
-_LOCATIVE = (re.compile(r"\b(?:in|at|near)\s+(.+)$"), re.compile(r"^([^,]+),\s*[^,]+$"))
+_LOCATIVE = (re.compile(r"\b(?:in|at|near)\s+(.+)$"), re.compile(r"^([^,]+)(?:,\s*[^,]+)+$"))
 
 
 def locative_parts(ref_text: str) -> list[tuple[str, ...]]:
     """For a "where" question a coarser or finer place is the same answer: the object of a
     locative phrase ("FedExField in Landover, Maryland" → "Landover, Maryland") or the
-    place before its qualifier ("Madison, Wisconsin" → "Madison")."""
+    place before its qualifiers ("Madison, Wisconsin" → "Madison", "Toronto, Ontario,
+    Canada" → "Toronto")."""
     parts = []
     for pattern in _LOCATIVE:
         m = pattern.search(ref_text)
-        part = canonical_tokens(m.group(1)).words if m else ()
-        if content_words(part):
-            parts.append(part)
-    return parts
+        parts.append(canonical_tokens(m.group(1)).words if m else ())
+    return [p for p in parts if content_words(p)]
+
+
+def place_qualifiers(ref_text: str) -> list[tuple[str, ...]]:
+    """The qualifiers of a place alone, the coarser place: "Baltimore, Maryland" →
+    "Maryland"; "Toronto, Ontario, Canada" → "Ontario, Canada" and "Canada"."""
+    pieces = ref_text.split(",")
+    parts = [canonical_tokens(",".join(pieces[k:])).words for k in range(1, len(pieces))]
+    return [p for p in parts if content_words(p)]
 
 
 _CAP_RUN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:of|the|de|del|von|van|da)?\s*[A-Z][\w'’.-]*)*")

@@ -135,6 +135,15 @@ def test_a_modifier_repeated_from_the_question_still_restricts_the_head():
     assert is_equivalent("the sheriff of the county", "County Sheriff", question=q)
 
 
+def test_places_at_another_granularity_answer_where_questions():
+    q = "where was the treaty signed"
+    assert is_equivalent("It was signed in Ohio.", "Greenville, Ohio", question=q)
+    assert is_equivalent("Toledo", "Toledo, Ohio, United States", question=q)
+    assert is_equivalent("in Ohio, United States", "Toledo, Ohio, United States", question=q)
+    assert not is_equivalent("Dayton, Ohio", "Greenville, Ohio", question=q)
+    assert not is_equivalent("The Old Castle", "The New Castle")  # not a person's surname
+
+
 def test_empty_gold_is_a_programmer_error():
     with pytest.raises(ValueError):
         score_answer("x", "  ")
