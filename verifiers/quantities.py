@@ -1,0 +1,122 @@
+"""Rules for numbers, dates and periods: ranges, approximate quantities, partial dates,
+centuries and decades, and the date-conflict veto (see equivalence.py for the cascade)."""
+
+from __future__ import annotations
+
+from verifiers.dates import Date, as_date, find_dates
+from verifiers.normalize import Tokens
+from verifiers.periods import as_span, as_year, find_spans, find_years
+from verifiers.phrases import number
+from verifiers.scope import hedged, negated, year_like
+
+
+def in_range(pred: Tokens, ref: Tokens) -> bool:
+    """A gold range "10–12 years" is answered by any number inside it ("11.3 years").
+
+    Not for years: "1780–1830" for "when did it start and end" names two dates, and a
+    year inside them answers neither."""
+    w = [x for x in ref.words if x not in ("between", "from")]
+    if len(w) < 2 or number(w[0]) is None:
+        return False
+    k = 2 if w[1] == "to" else 1
+    if k >= len(w) or number(w[k]) is None:
+        return False
+    low, high, unit = number(w[0]), number(w[k]), w[k + 1:k + 2]
+    if all(x.isdigit() and len(x) == 4 for x in (w[0], w[k])):
+        return False
+    for i, word in enumerate(pred.words):
+        value = number(word)
+        if value is None or not low <= value <= high or negated(pred, i):
+            continue
+        # The unit may go unsaid when nothing follows the number ("11.3" for "10–12 years").
+        if not unit or pred.words[i + 1:i + 2] in (tuple(unit), ()):
+            return True
+    return False
+
+
+APPROXIMATE = frozenset({"about", "around", "approximately", "roughly", "nearly", "almost",
+                         "circa", "c", "some", "approx", "estimated"})
+
+
+def approximately(pred: Tokens, ref: Tokens) -> bool:
+    """An approximate quantity ("around 2.45 billion years ago", "c. 3000 BC") is matched
+    by a number that agrees with it to the precision of the less precise of the two
+    (2.4 billion, 3150 BC), with the same unit. The approximation must be stated, in the
+    gold or next to the predicted number; a bare "83" is not matched by "80"."""
+    w = ref.words
+    k = next((i for i, x in enumerate(w) if number(x) is not None), None)
+    if k is None or any(number(x) is not None for x in w[k + 1:]):
+        return False
+    if any(x not in APPROXIMATE and x != "at" for x in w[:k]):
+        return False  # the number is the answer, not a bound ("more than 200") or a detail
+    gold_approx, unit = any(x in APPROXIMATE for x in w[:k]), w[k + 1:]
+    for i, x in enumerate(pred.words):
+        if number(x) is None or year_like(x) and not unit or next_to_number(pred, i):
+            continue  # a bound of a range ("5.5 to 10 metres") is no estimate of the answer
+        stated = gold_approx or (i > 0 and pred.words[i - 1] in APPROXIMATE)
+        same_unit = pred.words[i + 1:i + 1 + len(unit)] == unit or i + 1 == len(pred.words)
+        if stated and same_unit and agree_at_precision(x, w[k]) and not negated(pred, i):
+            return True
+    return False
+
+
+def next_to_number(pred: Tokens, i: int) -> bool:
+    w = pred.words
+    def num(k: int) -> bool:
+        return 0 <= k < len(w) and number(w[k]) is not None
+    links = ("to", "and", "or")
+    return (num(i - 1) or num(i + 1) or (i >= 2 and w[i - 1] in links and num(i - 2))
+            or (i + 2 < len(w) and w[i + 1] in links and num(i + 2)))
+
+
+def agree_at_precision(a: str, b: str) -> bool:
+    """Equal once rounded to the coarser precision: 2.4 ~ 2.45, 3150 ~ 3000, 80 ~ 83."""
+    unit = max(last_digit_unit(a), last_digit_unit(b))
+    return abs(number(a) - number(b)) <= unit / 2 * (1 + 1e-9)
+
+
+def last_digit_unit(token: str) -> float:
+    if "." in token:
+        return 10.0 ** -len(token.split(".")[1])
+    return 10.0 ** (len(token) - len(token.rstrip("0"))) if token.strip("0") else 1.0
+
+
+def date_match(pred: Tokens, gold: Date) -> tuple[bool, str]:
+    for d in find_dates(pred.words):
+        if d.agrees_with(gold) and not negated(pred, d.start) and not hedged(pred, d.start, d.end, set()):
+            return True, "date"
+    if gold.year is not None and any(s.contains(gold.year) and not negated(pred, s.start)
+                                     for s in find_spans(pred.words)):
+        return True, "period"  # "the 1890s" for "July 1, 1890": coarser, as a year would be
+    return False, "date_mismatch"
+
+
+def period_match(pred: Tokens, ref: Tokens) -> bool:
+    """A year inside a gold century or decade ("957 BCE" for "the mid-10th century BCE",
+    1994 for "the 1990s"), or a period inside it; or the century or decade that contains
+    a gold year: a coarser date, as a year is for a full date. (A gold that is itself a
+    period already says how precise the answer must be: no coarser period.)"""
+    gold_span, gold_year = as_span(ref.words), as_year(ref.words)
+    if gold_span is None and gold_year is None:
+        return False
+    def clean(start: int, end: int) -> bool:
+        return not negated(pred, start) and not hedged(pred, start, end, set())
+    if gold_span is not None:
+        if any(gold_span.contains(y) and clean(i, i + 1) for y, i in find_years(pred.words)):
+            return True
+        return any(s.within(gold_span) and clean(s.start, s.end) for s in find_spans(pred.words))
+    return any(s.contains(gold_year) and clean(s.start, s.end) for s in find_spans(pred.words))
+
+
+def date_conflict(pred: Tokens, refs: list[Tokens]) -> bool:
+    """The prediction states a date in a gold date's year, to the month, that agrees with
+    no gold date: "December 1968" is wrong for "November 8, 1968" even when another
+    alias, "late 1968", shares its year. Only when every date alias gives the month: a
+    bare-year alias ("1788") accepts any day in its year."""
+    dates = [d for d in (as_date(t.words) for t in refs) if d]
+    golds = [d for d in dates if d.year and d.month]
+    if not golds or len(golds) < len(dates):
+        return False
+    years = {g.year for g in golds}
+    stated = [d for d in find_dates(pred.words) if d.year in years and d.month]
+    return bool(stated) and not any(d.agrees_with(g) for d in stated for g in golds)
