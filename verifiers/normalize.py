@@ -86,7 +86,9 @@ def squad_normalize(text: str) -> str:
 
 
 def roman_to_int(token: str) -> int | None:
-    if len(token) < 2 or not _ROMAN.match(token):
+    """XLIX → 49. Only tokens with an I, V or X: "DC", "CD", "MD", "MM" are abbreviations far
+    more often than 600, 400, 1500 and 2000."""
+    if len(token) < 2 or not _ROMAN.match(token) or not set(token) & {"I", "V", "X"}:
         return None
     total = 0
     for ch, nxt in zip(token, token[1:] + " "):
@@ -131,8 +133,19 @@ def _expand_year_ranges(text: str) -> str:
     return _YEAR_RANGE.sub(lambda m: f"{m[1]}{m[2]}–{m[1]}{m[3]}", text)
 
 
+# A word spelled out letter by letter ("P-A-D-A-W-A-N", three letters or more) and an
+# abbreviation with full stops ("U.S.A.", "D.C."), written as one word so that they
+# meet "Padawan", "USA" and "DC". Initials with spaces ("J. R. R.") stay apart.
+_SPELLED = re.compile(r"\b(?:[^\W\d_](?:-[^\W\d_]){2,}\b|[A-Z]\.(?:[A-Z]\.)+|[A-Z](?:\.[A-Z])+\b)")
+
+
+def _join_spelled(m: re.Match) -> str:
+    return re.sub(r"[-.]", "", m.group())
+
+
 def _raw_tokens(text: str) -> list[str]:
     text = _expand_year_ranges(unglue(strip_accents(text or "")))
+    text = _SPELLED.sub(_join_spelled, text)
     text = text.replace("&", " and ").replace("’", "'").replace("n't", " not")
     out = []
     for tok in _TOKEN.findall(text):
