@@ -268,6 +268,7 @@ class Warehouse:
         if self.read_only:
             raise errors.ReadOnlyViolation(f"warehouse {self.root} was opened read-only")
         delay = 0.01
+        last: BaseException | None = None
         for attempt in range(self.max_retries):
             try:
                 if transaction:
@@ -283,10 +284,13 @@ class Warehouse:
                 if not (isinstance(exc, duckdb.Error) and _is_retryable(exc)):
                     raise
                 log.debug("commit conflict (attempt %d): %s", attempt + 1, exc)
+                last = exc
                 time.sleep(delay * (1 + random.random()))
                 delay = min(delay * 2, 1.0)
+        first_line = str(last).splitlines()[0] if last else ""
         raise errors.CommitConflict(
-            f"warehouse {self.root}: commit still conflicting after {self.max_retries} retries")
+            f"warehouse {self.root}: commit still conflicting after {self.max_retries} retries "
+            f"(last: {first_line})") from last
 
     def append(self, records: Sequence[Record] | pa.Table, record_type: type[Record] | None = None,
                run_id: str | None = None) -> int:
@@ -330,12 +334,19 @@ class Warehouse:
         try:
             yield handle
         except KeyboardInterrupt:
-            self.finish_run(handle.run_id, "interrupted", handle.summary)
+            self._finish_quietly(handle, "interrupted")
             raise
         except BaseException:
-            self.finish_run(handle.run_id, "failed", handle.summary)
+            self._finish_quietly(handle, "failed")
             raise
         self.finish_run(handle.run_id, "succeeded", handle.summary)
+
+    def _finish_quietly(self, handle: "RunHandle", status: str) -> None:
+        # Marking the run must never hide the error that ended it.
+        try:
+            self.finish_run(handle.run_id, status, handle.summary)
+        except Exception as exc:  # noqa: BLE001 - logged, the original error propagates
+            log.error("could not mark run %s %s: %s", handle.run_id, status, exc)
 
     # ---- reading (trusted, internal) ------------------------------------------------
 
@@ -368,13 +379,15 @@ class Warehouse:
         return [record_type.from_row(r) for r in table.to_pylist()]
 
     def count(self, table: str) -> int:
-        return self.con.execute(f"SELECT count(*) FROM {LAKE}.{table}").fetchone()[0]
+        return self.con.execute(f"SELECT count(*) FROM {LAKE}.{table}").fetchall()[0][0]
 
     def snapshots(self) -> list[dict[str, Any]]:
         return self.sql(f"SELECT * FROM {LAKE}.snapshots() ORDER BY snapshot_id").to_pylist()
 
     def current_snapshot(self) -> int:
-        return self.con.execute(f"SELECT max(snapshot_id) FROM {LAKE}.snapshots()").fetchone()[0]
+        # fetchall, never fetchone: an unfinished result keeps the catalog's SQLite read
+        # transaction open, and that shared lock blocks every writer (any process).
+        return self.con.execute(f"SELECT max(snapshot_id) FROM {LAKE}.snapshots()").fetchall()[0][0]
 
     def changed_since(self, snapshot: int | None, tables: Sequence[str] = TRAIN_READY_INPUTS,
                       upto: int | None = None) -> bool:

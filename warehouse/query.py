@@ -73,7 +73,7 @@ def _parse_tree(sql: str) -> dict:
     import duckdb
     con = duckdb.connect(":memory:")
     try:
-        out = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
+        out = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()[0][0])
     finally:
         con.close()
     if out.get("error"):

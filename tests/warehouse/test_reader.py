@@ -142,3 +142,17 @@ def test_trainer_commits_to_rollouts_do_not_trigger_a_rescan(ready_wh):
 def test_empty_warehouse_yields_nothing_and_does_not_spin(wh_path):
     with StreamReader(wh_path, EVEN, seed=0) as reader:
         assert reader.next_batch(8) == [] and list(reader) == []
+
+
+def test_a_reader_between_refreshes_never_blocks_writers(ready_wh):
+    """The trainer's own reader (a second, read-only connection in the same process) must
+    not hold the catalog's read lock after a refresh: a writer would then fail its commit
+    (the trainer crashed this way after ~30 s of retries)."""
+    from warehouse.schema import RolloutRecord
+    with warehouse.open(ready_wh) as wh, StreamReader(ready_wh, EVEN, seed=0,
+                                                     refresh_s=0.0) as reader:
+        wh.max_retries = 2
+        for i in range(5):
+            reader.next_batch(2)           # refreshes: snapshot and change checks
+            wh.append([RolloutRecord(question_id="q001", policy_version=i, reward=1.0)])
+        assert wh.count("rollouts") == 5
