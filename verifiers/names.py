@@ -85,9 +85,21 @@ def _given_matches(pred_given: list[str], gold_given: list[str]) -> bool:
     # initial, or as a short form that is a prefix (Pat / Patrick, Johnny / John).
     for g in (NICKNAMES.get(x.rstrip(".").lower(), x.rstrip(".").lower()) for x in gold_given):
         if p == g or (len(p) == 1 and g.startswith(p)) or (len(g) == 1 and p.startswith(g)) \
-                or (min(len(p), len(g)) >= 3 and (g.startswith(p) or p.startswith(g))):
+                or (min(len(p), len(g)) >= 3 and (g.startswith(p) or p.startswith(g))) \
+                or _one_letter_inserted(p, g):
             return True
     return False
+
+
+def _one_letter_inserted(a: str, b: str) -> bool:
+    """Transliteration and spelling variants of a given name: "Yevgenia" / "Evgenia",
+    "Smiriti" / "Smriti", "Philip" / "Phillip". Not in the last two letters, where a
+    letter makes another name ("Julian" / "Juliana"), and only for names of five
+    letters or more."""
+    short, long_ = sorted((a, b), key=len)
+    if len(short) < 5 or len(long_) != len(short) + 1 or short[-2:] != long_[-2:]:
+        return False
+    return any(long_[:k] + long_[k + 1:] == short for k in range(len(long_) - 2))
 
 
 def names_match(prediction: str, gold_name: str) -> bool:
