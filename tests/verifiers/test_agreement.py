@@ -17,8 +17,8 @@ def test_evouna_nq_agreement(shared_data):
     assert len({p.system for p in pairs}) == 5 and len(pairs) > 15000
     scores = agreement(pairs, rules_judge)
     print("evouna_nq", scores)
-    assert scores["all"] >= 0.90
-    assert min(v for k, v in scores.items() if k != "all") >= 0.87
+    assert scores["all"] >= 0.905  # issue floor 0.90; the rules reach 0.913
+    assert min(v for k, v in scores.items() if k != "all") >= 0.885
 
 
 def _nq301(shared_data):
@@ -29,12 +29,13 @@ def _nq301(shared_data):
 def test_nq301_agreement_regression_floor(shared_data):
     scores = _nq301(shared_data)
     print("nq301", scores)
-    assert scores["all"] >= 0.80  # what the rules reach today; see the xfail below
+    assert scores["all"] >= 0.827  # what the rules reach today (0.832); see the xfail below
 
 
-@pytest.mark.xfail(reason="issue floor 0.85 not reached: 183 of the 816 'correct' labels share no "
-                          "content word with any gold answer (lexical ceiling ~0.877) and 20 exact "
-                          "matches are labelled wrong; the rules reach ~0.82", strict=False)
+@pytest.mark.xfail(reason="issue floor 0.85 not reached: of the 250 disagreements, 175 are 'correct' "
+                          "labels sharing no content word with any gold answer and 19 are exact "
+                          "matches of a gold alias labelled wrong (lexical ceiling ~0.870); the "
+                          "rules reach 0.832", strict=False)
 def test_nq301_agreement_issue_floor(shared_data):
     assert _nq301(shared_data)["all"] >= 0.85
 
