@@ -48,7 +48,7 @@ def find_clean(pred: Tokens, needle: tuple[str, ...], q_words: set[str]) -> tupl
     for i in occurrences(pred.words, needle):
         if restates_question(pred, i, i + len(needle), q_words):
             blocked = blocked or "restates_question"
-        elif negated(pred, i):
+        elif negated(pred, i, q_words):
             blocked = "negated"
         elif hedged(pred, i, i + len(needle), q_words):
             blocked = "hedged"
@@ -57,10 +57,15 @@ def find_clean(pred: Tokens, needle: tuple[str, ...], q_words: set[str]) -> tupl
     return False, blocked
 
 
-def negated(pred: Tokens, start: int) -> bool:
+def negated(pred: Tokens, start: int, q_words: set[str] = frozenset()) -> bool:
+    """A negator shortly before ``start`` in the same clause denies the match; one that is
+    part of a phrase copied from the question ("I Write Sins Not Tragedies", "did the US
+    not go") belongs to a title or to the question's own wording."""
     clause = pred.clauses[start]
     for k in range(max(0, start - _NEG_WINDOW), start):
         if pred.clauses[k] == clause and pred.words[k] in NEGATORS:
+            if restates_question(pred, k, k + 1, q_words):
+                continue
             after = pred.words[k + 1] if k + 1 < len(pred.words) else ""
             if pred.words[k] == "not" and after == "only":
                 continue
@@ -72,6 +77,10 @@ def negated(pred: Tokens, start: int) -> bool:
 
 UNCERTAIN = frozenset({"may", "might", "could", "possibly", "perhaps", "probably", "likely",
                        "maybe", "unsure", "uncertain", "unclear", "either", "guess"})
+
+
+BOUNDS = frozenset({"older", "younger", "more", "less", "fewer", "above", "over", "under",
+                    "higher", "lower", "later", "earlier", "greater", "larger", "smaller"})
 
 
 def hedged(pred: Tokens, start: int, end: int, q_words: set[str]) -> bool:
@@ -89,6 +98,8 @@ def hedged(pred: Tokens, start: int, end: int, q_words: set[str]) -> bool:
     around = [k for k in (start - 1, end) if 0 <= k < len(w) and c[k] == c[start]]
     if not any(w[k] == "or" for k in around):
         return False
+    if end + 1 < len(w) and w[end] == "or" and w[end + 1] in BOUNDS:
+        return False  # "18 or older" states a bound, not a second candidate
     clause = {w[k] for k in range(len(w)) if c[k] == c[start]}
     numbers = all(number(w[k]) is not None for k in range(start, end))
     return bool(clause & UNCERTAIN) or numbers

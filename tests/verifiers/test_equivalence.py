@@ -141,6 +141,14 @@ def test_a_modifier_repeated_from_the_question_still_restricts_the_head():
     assert is_equivalent("the sheriff of the county", "County Sheriff", question=q)
 
 
+def test_negators_and_bounds_that_are_not_denials_or_guesses():
+    q = "what instrument opens the song silence is not golden"
+    assert is_equivalent('"Silence Is Not Golden" opens with a piano.', "piano", question=q)
+    assert not is_equivalent("It does not open with a piano.", "piano", question=q)
+    assert is_equivalent("You may need to be 21 or older.", "21")
+    assert not is_equivalent("It may be 21 or 25.", "21")
+
+
 def test_places_at_another_granularity_answer_where_questions():
     q = "where was the treaty signed"
     assert is_equivalent("It was signed in Ohio.", "Greenville, Ohio", question=q)
