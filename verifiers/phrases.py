@@ -62,7 +62,8 @@ def proper_name_in(ref_text: str) -> str | None:
     common nouns around it only describe it. None when there are several names or none,
     or when the only capital is sentence case on the first word."""
     text = ref_text.strip()
-    runs = [m for m in _CAP_RUN.finditer(text) if not _date_part(m.group())]
+    runs = [m for m in _CAP_RUN.finditer(text)
+            if not _date_part(m.group()) and not _UNIT_BEFORE.search(text[:m.start()])]
     if len(runs) != 1:
         return None
     m = runs[0]
@@ -74,6 +75,7 @@ def proper_name_in(ref_text: str) -> str | None:
     return m.group()
 
 
+_UNIT_BEFORE = re.compile(r"°\s*$")  # "−128.6 °F": a unit symbol, not a name
 _ERAS = frozenset({"bc", "ad"})  # canonical forms of BC/BCE, AD/CE
 
 

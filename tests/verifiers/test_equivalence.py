@@ -85,6 +85,7 @@ DIFFERENT = [
     ("Richard Burton", "King Richard", (), "a commoner who shares the given name"),
     ("Holmes Tuttle", "Justice Holmes", (), "the surname used as a given name"),
     ("Washington DC", "600", (), "DC is not a Roman numeral here"),
+    ("The low was 40 °F.", "−80 °F", (), "a unit symbol is not a proper name"),
     ("Marian Keyes", "Marion Keyes", (), "given names differing in a letter"),
     ("in episode 6", "the seventh episode", (), "another number of the noun"),
     ("Isabella", "Isabella of Castile", (), "'X of Y' needs the title to be a monarch"),
