@@ -39,6 +39,7 @@ SYNONYMS = {
     "yr": "year", "yrs": "year", "hr": "hour", "hrs": "hour", "min": "minute", "mins": "minute",
     "bce": "bc", "ce": "ad", "sec": "second", "secs": "second", "liter": "litre",
     "liters": "litre", "vs": "versus", "v": "versus",
+    "kbps": "kbit", "mbps": "mbit", "gbps": "gbit", "tbps": "tbit",  # per second: "/s" drops
 }
 _ROMAN = re.compile(r"^M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}

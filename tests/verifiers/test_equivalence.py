@@ -15,6 +15,7 @@ SAME = [
     ("2.5 million", "2,500,000", (), "magnitude"),
     ("$5 billion", "5 billion dollars", (), "currency unit"),
     ("12 km", "12 kilometres", (), "unit spelling"),
+    ("100 Mbps", "100 Mbit/s", (), "data-rate unit spelling"),
     ("May 18, 2018", "18 May 2018", (), "date formats"),
     ("2018-05-18", "May 18, 2018", (), "ISO date"),
     ("It came out in 2010.", "25 December 2010", (), "partial date (year)"),
