@@ -17,7 +17,7 @@ def test_evouna_nq_agreement(shared_data):
     assert len({p.system for p in pairs}) == 5 and len(pairs) > 15000
     scores = agreement(pairs, rules_judge)
     print("evouna_nq", scores)
-    assert scores["all"] >= 0.905  # issue floor 0.90; the rules reach 0.913
+    assert scores["all"] >= 0.905  # issue floor 0.90; the rules reach 0.914
     assert min(v for k, v in scores.items() if k != "all") >= 0.885
 
 
