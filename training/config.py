@@ -39,7 +39,11 @@ class DataConfig(_Strict):
 
 
 class RolloutConfig(_Strict):
-    inference: Literal["hf", "vllm"] = "hf"
+    inference: Literal["hf", "vllm", "remote"] = Field(
+        "hf", description="hf: in-process transformers; vllm: in-process vLLM; remote: the "
+        "vLLM servers listed in `servers` (python -m training.engines.vllm_server)")
+    servers: list[str] = Field(default_factory=list, description="base URLs of the vLLM "
+                               "servers for inference: remote (requests go to the least busy)")
     batch_size: int = Field(64, ge=1, description="trajectories per training step")
     group_size: int = Field(8, ge=2, description="samples per question (GRPO group)")
     max_in_flight: int = Field(64, ge=1, description="episodes generating at once")
@@ -48,19 +52,23 @@ class RolloutConfig(_Strict):
     temperature: float = Field(1.0, gt=0)
     top_p: float = Field(1.0, gt=0, le=1)
     eval_temperature: float = Field(1.0, gt=0)
-    strict_reward: bool = Field(False, description="no reward for a gold answer merely contained "
-                                "in a longer one, nor for a response cut by max_new_tokens")
+    strict_reward: bool = Field(False, description="reward only the bare answer (normalised "
+                                "exact match with the gold or an alias), and nothing for a "
+                                "response cut by max_new_tokens")
     tool_latency_median_s: float = Field(0.0, ge=0, description="simulated tool latency")
     tool_latency_sigma: float = Field(1.2, ge=0)
     vllm_kwargs: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _groups_fit(self):
+        if self.inference == "remote" and not self.servers:
+            raise ValueError("rollout.inference: remote needs rollout.servers (base URLs of "
+                             "vLLM servers started with python -m training.engines.vllm_server)")
+        if self.servers and self.inference != "remote":
+            raise ValueError(f"rollout.servers is only used with inference: remote (it is "
+                             f"{self.inference!r})")
         if self.batch_size % self.group_size:
             raise ValueError(f"rollout.batch_size {self.batch_size} must be a multiple of "
-                             f"rollout.group_size {self.group_size}")
-        if self.max_in_flight < self.group_size:
-            raise ValueError(f"rollout.max_in_flight {self.max_in_flight} must be >= "
                              f"rollout.group_size {self.group_size}")
         return self
 
@@ -83,6 +91,10 @@ class WarmStartConfig(_Strict):
                        "answers: teaches the format, not the task)")
     batch_size: int = 32
     lr: Optional[float] = None
+    answers: Literal["random", "true"] = Field(
+        "random", description="random: the format only (RL must learn the task); true: "
+        "supervised on the task itself, a head start for benchmarks that study the RL system "
+        "rather than learning from scratch")
 
 
 class TrainConfig(_Strict):

@@ -1,12 +1,18 @@
 """RolloutController: episodes in flight with bounded staleness (AReaL's admission control).
 
 Counting in samples (episodes), with B = batch size, η = max staleness, v = current policy
-version: a new group of n episodes starts only while
+version: a new group of n episodes opens only while
 
-    accepted + running + n <= (η + v + 1) · B            (and running + n <= max_in_flight)
+    accepted + open + n <= (η + v + 1) · B
 
-where `accepted` counts every accepted sample so far (trained or waiting) and `running` the
-episodes in flight. Groups whose rewards are all equal carry no GRPO signal and are dropped
+where `accepted` counts every accepted sample so far (trained or waiting) and `open` the
+n episodes of every group not yet finished. Episodes, not groups, hold the in-flight slots:
+an episode starts whenever fewer than `max_in_flight` run, taking the next unstarted episode
+of the oldest open group (or opening a group). So a slot freed by a fast episode is reused at
+once instead of idling until the slowest episode of its group is done, which under a
+long-tailed latency would leave most slots empty. A group's start version is the version
+when it opened (its episodes may start later, under newer weights: the bound stays safe).
+Groups whose rewards are all equal carry no GRPO signal and are dropped
 (counted); so are groups in which the workflow rejected an episode (returned None).
 
 Admission alone does not stop a straggler from being trained more than η versions late when
@@ -44,6 +50,8 @@ class _Group:
     start_version: int
     trajectories: list[Trajectory] = field(default_factory=list)
     finish_seq: int = -1
+    unstarted: int = 0                                     # episodes not yet started
+    results: list["Trajectory | None"] = field(default_factory=list)
 
 
 @dataclass
@@ -66,9 +74,8 @@ class RolloutController:
         if batch_size % group_size:
             raise ValueError(f"batch_size {batch_size} must be a multiple of group_size "
                              f"{group_size}")
-        if max_in_flight < group_size:
-            raise ValueError(f"max_in_flight {max_in_flight} < group_size {group_size}: "
-                             "no group could ever start")
+        if max_in_flight < 1:
+            raise ValueError(f"max_in_flight {max_in_flight} must be >= 1")
         self.episode_fn, self.source = episode_fn, source
         self.batch_size, self.n, self.eta = batch_size, group_size, eta
         self.max_in_flight = max_in_flight
@@ -80,7 +87,8 @@ class RolloutController:
         self.max_staleness_seen = 0
         self.finished: list[tuple[Trajectory, Any, bool]] = []   # (traj, item, accepted)
         self._pending_items: list[Any] = []
-        self._running: dict[int, _Group] = {}
+        self._running: dict[int, _Group] = {}   # open groups: some episode not finished
+        self._episodes_running = 0
         self._ready: list[_Group] = []
         self._tasks: set[asyncio.Task] = set()
         self._seq = itertools.count()
@@ -92,47 +100,75 @@ class RolloutController:
     # ---- admission ------------------------------------------------------------------
     @property
     def running_episodes(self) -> int:
+        """Episodes started and not finished (what holds the in-flight slots)."""
+        return self._episodes_running
+
+    @property
+    def open_episodes(self) -> int:
+        """All episodes of the open groups, started or not (what admission counts)."""
         return len(self._running) * self.n
 
     def capacity_ok(self) -> bool:
+        """May a new group open? (The staleness bound; slots are checked per episode.)"""
         bound = (self.eta + self.version + 1) * self.batch_size
-        return (self.accepted + self.running_episodes + self.n <= bound
-                and self.running_episodes + self.n <= self.max_in_flight)
+        return self.accepted + self.open_episodes + self.n <= bound
 
     def _next_item(self) -> Any | None:
         if self._pending_items:
             return self._pending_items.pop(0)
         return None if self._exhausted else self.source.next_item()
 
+    def _open_group(self) -> _Group | None:
+        if not self.capacity_ok():
+            return None
+        item = self._next_item()
+        if item is None:
+            self._exhausted = True
+            return None
+        group = _Group(next(self._seq), item, self.version, unstarted=self.n)
+        self._running[group.seq] = group
+        self.counts["groups_started"] += 1
+        return group
+
+    def _group_to_start(self) -> _Group | None:
+        for group in self._running.values():     # oldest first (dicts keep insertion order)
+            if group.unstarted:
+                return group
+        return self._open_group()
+
     def fill(self) -> int:
-        """Start groups while the staleness bound and the in-flight limit allow."""
+        """Start episodes while slots are free and the staleness bound lets groups open."""
         started = 0
-        while self._error is None and self.capacity_ok():
-            item = self._next_item()
-            if item is None:
-                self._exhausted = True
+        while self._error is None and self._episodes_running < self.max_in_flight:
+            group = self._group_to_start()
+            if group is None:
                 break
-            group = _Group(next(self._seq), item, self.version)
-            self._running[group.seq] = group
-            task = asyncio.get_running_loop().create_task(self._run_group(group))
+            group.unstarted -= 1
+            self._episodes_running += 1
+            task = asyncio.get_running_loop().create_task(self._run_episode(group))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-            self.counts["groups_started"] += 1
             started += 1
         return started
 
-    async def _run_group(self, group: _Group) -> None:
+    async def _run_episode(self, group: _Group) -> None:
         try:
-            results = await asyncio.gather(
-                *(self.episode_fn(group.item) for _ in range(self.n)))
+            result = await self.episode_fn(group.item)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # surfaced to the trainer in get_batch
             self._error = exc
+            self._episodes_running -= 1
             self._running.pop(group.seq, None)
             self._notify()
             return
-        self._finish_group(group, results)
+        self._episodes_running -= 1
+        if group.seq not in self._running:     # a sibling episode failed: group abandoned
+            return
+        group.results.append(result)
+        if len(group.results) == self.n:
+            self._finish_group(group, group.results)
+        self._notify()
 
     def _finish_group(self, group: _Group, results: list[Trajectory | None]) -> None:
         del self._running[group.seq]
@@ -155,7 +191,6 @@ class RolloutController:
             self.accepted += self.n
             self.counts["groups_accepted"] += 1
         self.finished.extend((t, group.item, reason is None) for t in trajs)
-        self._notify()
 
     def _notify(self) -> None:
         if self._changed is not None:

@@ -69,6 +69,14 @@ def _model_path(cfg: TrainConfig, run_dir: Path) -> Path:
 
 
 def make_inference_engine(cfg: TrainConfig, path: Path, version: int):
+    """The rollout engine the config names. Remote servers are not told the weights here:
+    `build_parts` loads `path` into them (they may serve anything until then)."""
+    if cfg.rollout.inference == "remote":
+        from training.engines.pool import EnginePool
+        from training.engines.remote_engine import RemoteInferenceEngine
+
+        engines = [RemoteInferenceEngine(url, version=version) for url in cfg.rollout.servers]
+        return engines[0] if len(engines) == 1 else EnginePool(engines)
     if cfg.rollout.inference == "hf":
         from training.engines.hf_engine import HFInferenceEngine
 
@@ -129,6 +137,8 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
     serving = run_dir / "weights" / f"v{version}"
     await asyncio.to_thread(train_engine.export_weights, str(serving))
     inference = await asyncio.to_thread(make_inference_engine, cfg, serving, version)
+    if cfg.rollout.inference == "remote":
+        await inference.update_weights(version, str(serving))
     where = None if cfg.data.task else f"question_id NOT LIKE '%{EVAL_SUFFIX}'"
     reader = StreamReader(wh.root, cfg.data.band_weights, seed=cfg.data.seed, where=where)
     if ckpt:
@@ -159,16 +169,21 @@ def warm_start(p: Parts, cfg: TrainConfig) -> dict:
         raise ValueError("warm_start.steps > 0 needs data.task (a built-in task supplies the "
                          "format examples); set warm_start.steps: 0 for warehouse questions")
     questions = task_questions(cfg.data.task, cfg.data.task_size, "train", cfg.data.seed)
-    pairs = warm_start_pairs(questions, cfg.seed)
+    pairs = warm_start_pairs(questions, cfg.seed, cfg.warm_start.answers == "true")
     rng = random.Random(cfg.seed)
     eos = p.tokenizer.eos_token_id
     stats: dict = {}
-    for _ in range(cfg.warm_start.steps):
-        chosen = rng.sample(pairs, min(cfg.warm_start.batch_size, len(pairs)))
-        prompts = [p.workflow.prompt_ids(q) for q, _ in chosen]
-        outputs = [p.tokenizer.encode(a, add_special_tokens=False) + [eos] for _, a in chosen]
-        stats = p.train_engine.train_batch(pack_sequences(prompts, outputs, pad_id=p.pad_id),
-                                           sft_loss_fn)
+    p.train_engine.set_lr(cfg.warm_start.lr)
+    try:
+        for _ in range(cfg.warm_start.steps):
+            chosen = rng.sample(pairs, min(cfg.warm_start.batch_size, len(pairs)))
+            prompts = [p.workflow.prompt_ids(q) for q, _ in chosen]
+            outputs = [p.tokenizer.encode(a, add_special_tokens=False) + [eos]
+                       for _, a in chosen]
+            stats = p.train_engine.train_batch(
+                pack_sequences(prompts, outputs, pad_id=p.pad_id), sft_loss_fn)
+    finally:
+        p.train_engine.set_lr(None)
     return stats
 
 

@@ -82,10 +82,13 @@ def format_answer(answer: str) -> str:
     return answer
 
 
-def warm_start_pairs(questions: list[TaskQuestion], seed: int = 0) -> list[tuple[str, str]]:
-    """(question, completion) pairs with a random digit: teaches the format, not the task."""
+def warm_start_pairs(questions: list[TaskQuestion], seed: int = 0,
+                     true_answers: bool = False) -> list[tuple[str, str]]:
+    """(question, completion) pairs. With a random digit (the default) they teach the format,
+    not the task; with `true_answers` they teach the task too (a supervised head start)."""
     rng = random.Random(seed)
-    return [(q.question, format_answer(str(rng.randrange(10)))) for q in questions]
+    return [(q.question, format_answer(q.answer if true_answers else str(rng.randrange(10))))
+            for q in questions]
 
 
 def load_task(wh, task: str, n: int, seed: int = 0, band: str = "medium",

@@ -42,12 +42,16 @@ def answer_reward(response: str, answer: str, aliases: tuple[str, ...] = (),
                   question: str | None = None, strict: bool = False) -> float:
     """1.0 if the response's final answer is equivalent to the gold answer, else 0.0.
 
-    `strict` refuses the "gold contained in a longer answer" rule: a policy learns to list
-    several candidates ("3 2 7") to collect it (seen in our runs: a plateau at ~0.3).
+    `strict` accepts only the bare answer: a SQuAD-normalised exact match with the gold or an
+    alias. A policy exploits every lenient rule it can reach: listing several candidates
+    ("3 2 7") collects the "contained" rule (seen in our runs: a plateau at ~0.3), and padding
+    with zeros ("0008" reads as 8) let the tiny model drift into ever longer answers.
 
     >>> answer_reward("Answer: 7", "7"), answer_reward("Answer: 8", "7")
     (1.0, 0.0)
-    >>> answer_reward("Answer: 3 7", "7"), answer_reward("Answer: 3 7", "7", strict=True)
+    >>> answer_reward("Answer: 7 bridges", "7"), answer_reward("Answer: 7 bridges", "7", strict=True)
+    (1.0, 0.0)
+    >>> answer_reward("0007", "7"), answer_reward("0007", "7", strict=True)
     (1.0, 0.0)
     """
     extract, equiv = _reward_fns()
@@ -57,7 +61,7 @@ def answer_reward(response: str, answer: str, aliases: tuple[str, ...] = (),
     from verifiers.equivalence import score_answer
 
     score = score_answer(prediction, answer, tuple(aliases), question)
-    return float(score.equivalent and score.rule != "contained")
+    return float(score.equivalent and score.em == 1.0)
 
 
 def lognormal_latency(median_s: float, sigma: float, seed: int = 0) -> Callable[[], float]:

@@ -56,10 +56,10 @@ async def drive(ctrl, n_steps, train_time=0.0):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(eta=st.integers(0, 3), n=st.sampled_from([2, 4]), groups_per_batch=st.integers(1, 3),
-       inflight_groups=st.integers(1, 8),
+       inflight=st.integers(1, 20),
        latencies=st.lists(st.floats(0.0, 0.004), min_size=1, max_size=40),
        seed=st.integers(0, 1000), train_time=st.sampled_from([0.0, 0.002]))
-def test_staleness_bound_never_violated(eta, n, groups_per_batch, inflight_groups, latencies,
+def test_staleness_bound_never_violated(eta, n, groups_per_batch, inflight, latencies,
                                         seed, train_time):
     batch_size = n * groups_per_batch
     rng = random.Random(seed)
@@ -73,12 +73,12 @@ def test_staleness_bound_never_violated(eta, n, groups_per_batch, inflight_group
 
         def check_admission():
             bound = (ctrl.eta + ctrl.version + 1) * ctrl.batch_size
-            assert ctrl.accepted + ctrl.running_episodes <= bound
+            assert ctrl.accepted + ctrl.open_episodes <= bound
             assert ctrl.running_episodes <= ctrl.max_in_flight
 
         ctrl = RolloutController(make_episode(latencies, reward_of, check_admission),
                                  ListSource(range(400)), batch_size=batch_size, group_size=n,
-                                 max_in_flight=n * inflight_groups, eta=eta)
+                                 max_in_flight=inflight, eta=eta)
         batches = await drive(ctrl, 12, train_time)
         return ctrl, batches
 
@@ -185,5 +185,39 @@ def test_bad_sizes_are_refused():
         RolloutController(None, ListSource([]), batch_size=3, group_size=2, max_in_flight=8,
                           eta=0)
     with pytest.raises(ValueError, match="max_in_flight"):
-        RolloutController(None, ListSource([]), batch_size=4, group_size=4, max_in_flight=2,
+        RolloutController(None, ListSource([]), batch_size=4, group_size=4, max_in_flight=0,
                           eta=0)
+
+
+def test_slots_are_per_episode_not_per_group():
+    """A slot freed by a fast episode starts the next one at once, while its group's
+    straggler still runs (with per-group slots, one straggler idles n - 1 slots)."""
+    seen: set = set()
+    holder: list[RolloutController] = []
+    peak = 0
+
+    async def episode(item):
+        nonlocal peak
+        peak = max(peak, holder[0].running_episodes)
+        straggler = item not in seen           # the first episode of each group is slow
+        seen.add(item)
+        await asyncio.sleep(0.5 if straggler else 0.002)
+        return Trajectory(question_id=str(item), prompt_ids=[1], output_ids=[2],
+                          output_logprobs=[-0.1], output_versions=[0],
+                          reward=float(straggler), start_version=-1)
+
+    async def main():
+        ctrl = RolloutController(episode, ListSource(range(40)), batch_size=16, group_size=4,
+                                 max_in_flight=8, eta=3)
+        holder.append(ctrl)
+        ctrl.fill()
+        await asyncio.sleep(0.2)               # every straggler started so far still runs
+        counts = ctrl.counts["groups_started"], ctrl.running_episodes
+        await ctrl.aclose()
+        return counts
+
+    started, running = asyncio.run(main())
+    assert running == 8 and peak <= 8
+    # Per-group slots would hold 2 groups; per-episode slots keep opening groups while the
+    # fast episodes finish, up to the staleness bound (η + 1) · B = 64 episodes = 16 groups.
+    assert started == 8       # 8 stragglers fill the 8 slots, one per group

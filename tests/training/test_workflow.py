@@ -109,9 +109,12 @@ def test_load_task_into_train_ready(wh):
 
 
 @pytest.mark.parametrize("response,strict,expected", [
-    ("Answer: 3 7 9", False, 1.0),      # verifiers' "contained" rule
-    ("Answer: 3 7 9", True, 0.0),       # ... which a policy exploits by listing guesses
-    ("Answer: 7", True, 1.0),
+    ("Answer: 7 bridges", False, 1.0),  # verifiers' "contained" rule
+    ("Answer: 7 bridges", True, 0.0),   # ... which a policy exploits by listing guesses
+    ("Answer: 3 7 9", True, 0.0),
+    ("0007", False, 1.0),               # numbers read with their leading zeros dropped
+    ("0007", True, 0.0),                # ... which a policy exploits by padding
+    ("Answer: 7", True, 1.0), ("7", True, 1.0), ("Answer: seven", True, 0.0),
 ])
 def test_strict_reward_refuses_answer_spraying(response, strict, expected):
     assert answer_reward(response, "7", strict=strict) == expected

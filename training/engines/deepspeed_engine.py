@@ -108,6 +108,11 @@ class DeepSpeedTrainEngine:
             model=model, optimizer=optimizer, lr_scheduler=scheduler,
             config=self._ds_config())
         self.device = self.engine.device
+        self._lr_override: float | None = None
+
+    def set_lr(self, lr: float | None) -> None:
+        """Use `lr` for the following optimizer steps (None: the schedule's again)."""
+        self._lr_override = lr
 
     def _ds_config(self) -> dict:
         c = self.config
@@ -186,12 +191,16 @@ class DeepSpeedTrainEngine:
             self.engine.backward(loss * share * self.world, scale_wrt_gas=False)
             for k, v in {"loss": float(loss.detach()), **mb_stats}.items():
                 stats[k] = stats.get(k, 0.0) + float(v) * share
+        if self._lr_override is not None:  # the scheduler's step after this one resets it
+            for group in self.engine.optimizer.param_groups:
+                group["lr"] = self._lr_override
         self.engine.step()
         stats = self._all_reduce_sum(stats)
         grad_norm = self.engine.get_global_grad_norm()
         if grad_norm is not None:  # DeepSpeed reports it only where it clips (ZeRO >= 1)
             stats["grad_norm"] = float(grad_norm)
-        stats["lr"] = float(self.scheduler.get_last_lr()[0])
+        stats["lr"] = (self._lr_override if self._lr_override is not None
+                       else float(self.scheduler.get_last_lr()[0]))
         stats["n_tokens"] = total_tokens
         return stats
 
