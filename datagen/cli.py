@@ -34,8 +34,11 @@ for module in (cli_warehouse, cli_crawl, cli_train):
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code (testable in-process, without a subprocess)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    # The DeepSpeed launcher appends --local_rank=N to every process (LOCAL_RANK is set too).
+    args = [a for a in args if not a.startswith("--local_rank")]
     try:
-        app(args=argv, prog_name="datagen")
+        app(args=args, prog_name="datagen")
     except SystemExit as exc:  # Typer/click end every run with SystemExit(code)
         if exc.code is None or isinstance(exc.code, int):
             return int(exc.code or 0)

@@ -61,6 +61,9 @@ def _progress(console, total: int):
 
 
 def _print_summary(summary: dict, run_dir: Path) -> None:
+    if "engine_calls" in summary:  # a follower rank under the DeepSpeed launcher
+        typer.echo(f"rank {summary['rank']}: replayed {summary['engine_calls']} engine calls")
+        return
     keys = ("steps", "policy_version", "final_reward_mean", "final_eval_reward",
             "groups_started", "groups_accepted", "dropped_no_signal", "dropped_rejected_episode",
             "staleness_mean_all", "staleness_max", "final_model")

@@ -117,10 +117,20 @@ def _workflows(cfg: TrainConfig, tokenizer):
     return wf, ev
 
 
-async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Path | None) -> Parts:
+def make_train_engine(cfg: TrainConfig, model_path: Path | str):
+    from training.engines.deepspeed_engine import DeepSpeedEngineConfig, DeepSpeedTrainEngine
+
+    engine_cfg = DeepSpeedEngineConfig(**{"temperature": cfg.rollout.temperature, **cfg.engine})
+    return DeepSpeedTrainEngine(model_path, engine_cfg)
+
+
+async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Path | None,
+                      loss_fns: dict[str, Any] | None = None) -> Parts:
+    """Everything rank 0 runs. With several ranks, `loss_fns` names the loss functions the
+    followers know, and the train engine's calls are replayed on them (training/ranks.py)."""
     import warehouse
     from training.controller import RolloutController
-    from training.engines.deepspeed_engine import DeepSpeedEngineConfig, DeepSpeedTrainEngine
+    from training.ranks import LeaderEngine, broadcast, rank_and_world
     from warehouse.reader import StreamReader, TrainItem
 
     wh = warehouse.open(warehouse_path or cfg.data.warehouse)
@@ -130,9 +140,13 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
         n = load_task(wh, cfg.data.task, cfg.data.task_size, cfg.data.seed)
         logger.info("task %s: %d questions in the warehouse", cfg.data.task, n)
     model_path = _model_path(cfg, run_dir)
-    engine_cfg = DeepSpeedEngineConfig(**{"temperature": cfg.rollout.temperature, **cfg.engine})
-    train_engine = await asyncio.to_thread(DeepSpeedTrainEngine, model_path, engine_cfg)
+    _, world = rank_and_world()
+    if world > 1:  # the followers build their engine shard from the same model
+        await asyncio.to_thread(broadcast, (str(model_path), str(ckpt) if ckpt else None))
+    train_engine = await asyncio.to_thread(make_train_engine, cfg, model_path)
     state = await asyncio.to_thread(train_engine.load, str(ckpt)) if ckpt else {}
+    if world > 1:
+        train_engine = LeaderEngine(train_engine, {id(f): n for n, f in (loss_fns or {}).items()})
     version = state.get("version", 0)
     serving = run_dir / "weights" / f"v{version}"
     await asyncio.to_thread(train_engine.export_weights, str(serving))

@@ -62,24 +62,53 @@ class _Trainer:
                                         cfg.loss.behav_cap, cfg.loss.cap_mode, cfg.loss.kl_coef)
 
     async def run(self) -> dict:
+        from training.engines.deepspeed_engine import DeepSpeedEngineConfig, init_distributed
+        from training.ranks import rank_and_world
+
         cfg, run_dir = self.cfg, self.run_dir
+        # First of all: under the DeepSpeed launcher the ranks must agree on who leads.
+        init_distributed(DeepSpeedEngineConfig(**cfg.engine).build_shm_op)
+        rank, world = rank_and_world()
+        if rank != 0:
+            return await self._follow(rank)
         run_dir.mkdir(parents=True, exist_ok=True)
         ckpt = self._resume_checkpoint()
-        p = await build_parts(cfg, run_dir, self.warehouse_path, ckpt)
+        p = await build_parts(cfg, run_dir, self.warehouse_path, ckpt, self._loss_fns())
         self.p = p
         write_resolved_config(cfg, run_dir)
         with p.wh.run("train", {**cfg.model_dump(), "run_dir": str(run_dir),
-                                "resumed_from": str(ckpt) if ckpt else None}) as run:
+                                "resumed_from": str(ckpt) if ckpt else None,
+                                "world_size": world}) as run:
             self.run_id = run.run_id
             try:
                 summary = await self._loop(ckpt)
             finally:
+                if world > 1:
+                    await asyncio.to_thread(p.train_engine.stop)
                 await p.controller.aclose()
                 p.inference.close()
                 p.reader.close()
             run.summary = summary
         p.wh.close()
         return summary
+
+    def _loss_fns(self) -> dict[str, Callable]:
+        from training.loss import sft_loss_fn
+
+        return {"ppo": self.loss_fn, "sft": sft_loss_fn}
+
+    async def _follow(self, rank: int) -> dict:
+        """A rank other than 0: hold an engine shard and replay rank 0's engine calls."""
+        from training.ranks import broadcast, follow
+        from training.setup import make_train_engine
+
+        model_path, ckpt = await asyncio.to_thread(broadcast)
+        engine = await asyncio.to_thread(make_train_engine, self.cfg, model_path)
+        if ckpt:
+            await asyncio.to_thread(engine.load, ckpt)
+        calls = await asyncio.to_thread(follow, engine, self._loss_fns())
+        logger.info("rank %d: replayed %d engine calls", rank, calls)
+        return {"rank": rank, "engine_calls": calls}
 
     def _resume_checkpoint(self) -> Path | None:
         if not self.resume:
