@@ -36,14 +36,15 @@ def test_math_equivalent_passes_options_through(pred, gold, options, expected):
 
 
 def test_math_timeout_is_raised_not_scored_zero():
-    slow = ("$(x+2)^{400}$", "$(x+1)^{400}$")
+    # ^400 took 0.98 s here: it raced the 1 s timeout and sometimes won. ^700 takes > 5 s.
+    slow = ("$(x+2)^{700}$", "$(x+1)^{700}$")
     with pytest.raises(MathTimeout):
         math_equivalent(*slow, timeout_s=1)
     caught = []
 
     # Other expressions off the main thread: sympy caches what it computed above, and a
     # cached answer would come back before any timeout (seen on an idle machine).
-    slow_other = ("$(x+3)^{401}$", "$(x+5)^{401}$")
+    slow_other = ("$(x+3)^{650}$", "$(x+5)^{650}$")
 
     def off_main():  # the trainer may call the reward from a worker thread
         try:
