@@ -25,7 +25,10 @@ def train(
                                          "checkpoint in --run-dir.")] = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    """Asynchronous RL training (decoupled PPO + GRPO) on the warehouse's train_ready questions."""
+    """Asynchronous RL training (decoupled PPO + GRPO) on the warehouse's train_ready questions.
+
+    Several GPUs or nodes: deepspeed --num_gpus N --module datagen train --config FILE ...
+    """
     from training.config import load_config
     from training.trainer import run_train
 
