@@ -48,6 +48,9 @@ class RolloutConfig(_Strict):
     group_size: int = Field(8, ge=2, description="samples per question (GRPO group)")
     max_in_flight: int = Field(64, ge=1, description="episodes generating at once")
     max_staleness: int = Field(1, ge=0, description="η; 0 = synchronous RL")
+    late_groups: Literal["wait", "drop"] = Field(
+        "wait", description="a group that would be trained more than η versions late: wait "
+        "for it (no bias against slow episodes) or drop it (the trainer never waits)")
     max_new_tokens: int = Field(16, ge=1)
     temperature: float = Field(1.0, gt=0)
     top_p: float = Field(1.0, gt=0, le=1)

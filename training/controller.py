@@ -21,6 +21,12 @@ start version + η) and a batch is handed out only if every group still unconsum
 its deadline in the batches that follow; otherwise the trainer waits, only as long as the
 bound requires. Hence every trained sample has staleness = trained version − start version ≤ η
 (the property test in tests/training/test_controller.py checks it over random latencies).
+
+With `late_groups="drop"` the trainer never waits for a straggler: a batch goes out as soon
+as enough groups are ready, and every group that can no longer meet its deadline is dropped
+(counted as `dropped_late`; its running episodes are cancelled). The bound still holds; the
+price is the dropped episodes, and a bias against slow episodes (often the hard questions),
+which is why waiting is the default.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ class _Group:
     finish_seq: int = -1
     unstarted: int = 0                                     # episodes not yet started
     results: list["Trajectory | None"] = field(default_factory=list)
+    tasks: set = field(default_factory=set)                # its running episodes
 
 
 @dataclass
@@ -70,12 +77,17 @@ class Batch:
 
 class RolloutController:
     def __init__(self, episode_fn: EpisodeFn, source: ItemSource, *, batch_size: int,
-                 group_size: int, max_in_flight: int, eta: int, version: int = 0):
+                 group_size: int, max_in_flight: int, eta: int, version: int = 0,
+                 late_groups: str = "wait"):
         if batch_size % group_size:
             raise ValueError(f"batch_size {batch_size} must be a multiple of group_size "
                              f"{group_size}")
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight {max_in_flight} must be >= 1")
+        if late_groups not in ("wait", "drop"):
+            raise ValueError(f"late_groups must be 'wait' or 'drop', not {late_groups!r}")
+        self.late_groups = late_groups
+        self.cancelled_episode_s = 0.0    # time spent in episodes cancelled with a late group
         self.episode_fn, self.source = episode_fn, source
         self.batch_size, self.n, self.eta = batch_size, group_size, eta
         self.max_in_flight = max_in_flight
@@ -145,11 +157,23 @@ class RolloutController:
                 break
             group.unstarted -= 1
             self._episodes_running += 1
-            task = asyncio.get_running_loop().create_task(self._run_episode(group))
+            loop = asyncio.get_running_loop()
+            task = loop.create_task(self._run_episode(group))
             self._tasks.add(task)
+            group.tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(group.tasks.discard)
+            task.add_done_callback(self._on_cancel(loop.time()))
             started += 1
         return started
+
+    def _on_cancel(self, t0: float):
+        # A done callback: a task cancelled before it ever ran never enters _run_episode.
+        def done(task: asyncio.Task) -> None:
+            if task.cancelled():
+                self._episodes_running -= 1
+                self.cancelled_episode_s += task.get_loop().time() - t0
+        return done
 
     async def _run_episode(self, group: _Group) -> None:
         try:
@@ -206,6 +230,8 @@ class RolloutController:
             return None
         ready = sorted(self._ready, key=lambda g: (g.start_version, g.finish_seq))
         chosen = ready[:k]
+        if self.late_groups == "drop":
+            return chosen  # groups this makes late are dropped once it is handed out
         v = self.consumed
         live = [g.start_version for g in self._ready] + [g.start_version
                                                           for g in self._running.values()]
@@ -244,8 +270,27 @@ class RolloutController:
             staleness += [s] * len(g.trajectories)
             self.staleness_hist[s] += len(g.trajectories)
             self.max_staleness_seen = max(self.max_staleness_seen, s)
+        if self.late_groups == "drop":
+            self._drop_late(batch_version)
         return Batch([g.trajectories for g in chosen], [g.item for g in chosen],
                      batch_version, staleness)
+
+    def _drop_late(self, batch_version: int) -> None:
+        """Drop every group that could only be trained after its deadline (start + η)."""
+        late = lambda g: g.start_version + self.eta <= batch_version  # noqa: E731
+        for g in [g for g in self._ready if late(g)]:
+            self._ready.remove(g)
+            self.accepted -= self.n          # never trained: its admission is returned
+            self.finished.extend((t, g.item, False) for t in g.trajectories)
+            self.counts["dropped_late"] += 1
+        for g in [g for g in self._running.values() if late(g)]:
+            del self._running[g.seq]
+            for task in list(g.tasks):
+                task.cancel()
+            g.unstarted = 0
+            self.finished.extend((t, g.item, False) for t in g.results if t is not None)
+            self.counts["dropped_late"] += 1
+        self.fill()
 
     def set_version(self, version: int) -> None:
         """The trainer published new weights; more groups may start."""

@@ -225,6 +225,8 @@ class _Trainer:
             "throughput_episodes_s": len(rewards) / max(timings["step_s"], 1e-9),
             "groups_dropped_no_signal": self.p.controller.counts["dropped_no_signal"],
             "groups_dropped_rejected": self.p.controller.counts["dropped_rejected_episode"],
+            "groups_dropped_late": self.p.controller.counts["dropped_late"],
+            "episode_time_cancelled_s": self.p.controller.cancelled_episode_s,
         }
         row.update({k: stats[k] for k in ("loss", "clip_fraction", "behav_capped_fraction",
                                           "ratio_mean", "grad_norm", "lr", "kl_ref")

@@ -58,9 +58,10 @@ async def drive(ctrl, n_steps, train_time=0.0):
 @given(eta=st.integers(0, 3), n=st.sampled_from([2, 4]), groups_per_batch=st.integers(1, 3),
        inflight=st.integers(1, 20),
        latencies=st.lists(st.floats(0.0, 0.004), min_size=1, max_size=40),
-       seed=st.integers(0, 1000), train_time=st.sampled_from([0.0, 0.002]))
+       seed=st.integers(0, 1000), train_time=st.sampled_from([0.0, 0.002]),
+       late_groups=st.sampled_from(["wait", "drop"]))
 def test_staleness_bound_never_violated(eta, n, groups_per_batch, inflight, latencies,
-                                        seed, train_time):
+                                        seed, train_time, late_groups):
     batch_size = n * groups_per_batch
     rng = random.Random(seed)
     signal = {q: rng.random() < 0.7 for q in range(400)}
@@ -78,7 +79,7 @@ def test_staleness_bound_never_violated(eta, n, groups_per_batch, inflight, late
 
         ctrl = RolloutController(make_episode(latencies, reward_of, check_admission),
                                  ListSource(range(400)), batch_size=batch_size, group_size=n,
-                                 max_in_flight=inflight, eta=eta)
+                                 max_in_flight=inflight, eta=eta, late_groups=late_groups)
         batches = await drive(ctrl, 12, train_time)
         return ctrl, batches
 
@@ -221,3 +222,31 @@ def test_slots_are_per_episode_not_per_group():
     # Per-group slots would hold 2 groups; per-episode slots keep opening groups while the
     # fast episodes finish, up to the staleness bound (η + 1) · B = 64 episodes = 16 groups.
     assert started == 8       # 8 stragglers fill the 8 slots, one per group
+
+
+def test_late_groups_dropped_instead_of_waited_for():
+    """A straggler that never finishes: with late_groups="drop" training goes on, the late
+    group is dropped and its episode cancelled (with "wait" the trainer would wait forever)."""
+    never = asyncio.Event()
+    calls = itertools.count()
+
+    async def episode(item):
+        i = next(calls)
+        if i == 0:
+            await never.wait()                 # the first episode of group 0 never ends
+        await asyncio.sleep(0.001)
+        return Trajectory(question_id=str(item), prompt_ids=[1], output_ids=[2],
+                          output_logprobs=[-0.1], output_versions=[0], reward=float(i % 2),
+                          start_version=-1)
+
+    async def main():
+        ctrl = RolloutController(episode, ListSource(range(200)), batch_size=4, group_size=2,
+                                 max_in_flight=8, eta=1, late_groups="drop")
+        batches = await asyncio.wait_for(drive(ctrl, 6), timeout=30)
+        return ctrl, batches
+
+    ctrl, batches = asyncio.run(main())
+    assert len(batches) == 6
+    assert all(s <= 1 for b in batches for s in b.staleness)
+    assert ctrl.counts["dropped_late"] >= 1 and 0 not in [i for b in batches for i in b.items]
+    assert ctrl.running_episodes == 0 and ctrl.cancelled_episode_s > 0
