@@ -14,7 +14,8 @@ of 64 episodes takes about 10x the mean). Batches of 64, 64 episodes in flight.
 
 Ideal speedup = sync wall time / max(total episode time / 64, total training time), i.e. the
 time a perfectly overlapped run would need. Wall times are those of the RL loop (from the
-first rollout to the last step; engine start-up and warm start excluded, the same for both).
+first rollout to the last step; engine start-up, warm start and evaluations excluded, the
+same for both).
 
     python benchmarks/bench_async_speedup.py [--quick]
 """
@@ -55,18 +56,24 @@ def config(eta: int, steps: int, latency_median: float, inference: str,
     }
 
 
-def run(name: str, cfg: dict, work: Path) -> dict:
+def run(name: str, cfg: dict, work: Path, reuse: bool = False) -> dict:
     cfg_path = work / f"{name}.yaml"
-    cfg_path.write_text(yaml.safe_dump(cfg))
     run_dir = work / name
-    cmd = [sys.executable, "-m", "datagen", "train", "--config", str(cfg_path), "--run-dir",
-           str(run_dir), "--warehouse", str(work / f"wh_{name}")]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"{name} run failed:\n{proc.stderr[-3000:]}")
+    if not (reuse and (run_dir / "metrics.jsonl").exists()):
+        cfg_path.write_text(yaml.safe_dump(cfg))
+        cmd = [sys.executable, "-m", "datagen", "train", "--config", str(cfg_path), "--run-dir",
+               str(run_dir), "--warehouse", str(work / f"wh_{name}")]
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"{name} run failed:\n{proc.stderr[-3000:]}")
+    elif yaml.safe_load(cfg_path.read_text()) != cfg:
+        sys.exit(f"--reuse: {cfg_path} is not the configuration this benchmark would run")
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
     steps = [r for r in rows if r["step"] > 0]
-    wall = steps[-1]["elapsed_s"] - rows[0]["elapsed_s"] - _eval_time(steps)
+    # The RL loop: from the start of step 1 (after the warm start and the step-0 evaluation)
+    # to the end of the last step, less the final evaluation.
+    rl_start = steps[0]["elapsed_s"] - steps[0]["step_s"]
+    wall = steps[-1]["elapsed_s"] - rl_start - _eval_time(steps)
     return {
         "wall_s": wall,
         # finished episodes, plus those cancelled with a dropped late group
@@ -96,16 +103,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency-median", type=float, default=1.0)
     ap.add_argument("--inference", choices=["vllm", "hf"], default="vllm")
     ap.add_argument("--keep", type=Path, default=None,
-                    help="keep both runs (configs, metrics.jsonl, curves) in this folder")
+                    help="keep the runs (configs, metrics.jsonl, curves) in this folder")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --keep: analyse runs already there (same configs) again "
+                         "instead of training them again")
     args = ap.parse_args(argv)
     steps = args.steps or (8 if args.quick else 40)
     with tempfile.TemporaryDirectory(prefix="bench_async_") as tmp:
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        sync = run("sync", config(0, steps, args.latency_median, args.inference), work)
-        wait = run("async_wait", config(4, steps, args.latency_median, args.inference), work)
+        reuse = args.reuse and args.keep is not None
+        sync = run("sync", config(0, steps, args.latency_median, args.inference), work, reuse)
+        wait = run("async_wait", config(4, steps, args.latency_median, args.inference), work,
+                   reuse)
         drop = run("async_drop", config(4, steps, args.latency_median, args.inference,
-                                        "drop"), work)
+                                        "drop"), work, reuse)
     print(f"{'':16}{'wall_s':>9}{'episode_s':>11}{'train_s':>9}{'staleness':>10}{'kl':>8}"
           f"{'late_drop':>10}{'eval_start':>11}{'eval_end':>9}")
     for name, r in (("sync η=0", sync), ("async η=4 wait", wait), ("async η=4 drop", drop)):

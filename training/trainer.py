@@ -133,7 +133,8 @@ class _Trainer:
                 await self._publish(0)
                 logger.info("warm start: %s", ws)
             metrics.log({"step": 0, "policy_version": 0, "reward_mean": None,
-                         "eval_reward": await self._evaluate(), "elapsed_s": 0.0})
+                         "eval_reward": await self._evaluate(),
+                         "elapsed_s": round(time.monotonic() - t_start, 3)})
         p.controller.fill()
         last: dict[str, Any] = {}
         for step in range(start_step + 1, cfg.steps + 1):
