@@ -81,12 +81,21 @@ class LossConfig(_Strict):
     eps_high: float = 0.28
     behav_cap: Optional[float] = 5.0
     cap_mode: Literal["mask", "clamp"] = "mask"
-    kl_coef: float = 0.0
+    kl_coef: float = Field(0.0, description="KL penalty to a frozen reference policy; the "
+                           "trainer keeps no reference model yet, so only 0 is accepted")
     recompute_prox: bool = Field(True, description="π_prox from the trainer before each "
                                  "step (decoupled PPO); False: π_prox = π_behav")
     scale_adv_by_std: bool = True
     ppo_minibatches: int = Field(1, ge=1, description="optimizer steps per batch (rows split "
                                  "into this many minibatches; π_prox stays the pre-batch policy)")
+
+
+    @model_validator(mode="after")
+    def _no_reference_model(self):
+        if self.kl_coef:
+            raise ValueError("loss.kl_coef > 0 needs a reference model, which the trainer does "
+                             "not keep yet (training.loss.kl_penalty is ready for one): set 0")
+        return self
 
 
 class WarmStartConfig(_Strict):

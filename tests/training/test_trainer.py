@@ -38,6 +38,8 @@ def test_config_rejects_unknown_keys_and_bad_sizes(tmp_path):
     with pytest.raises(ValueError, match="stepz"):
         load_config(bad)
     assert load_config(overrides={"steps": 7}).steps == 7
+    with pytest.raises(ValueError, match="reference model"):   # not silently ignored
+        load_config(overrides={"loss": {"kl_coef": 0.1}})
 
 
 def test_train_end_to_end(tmp_path, capsys):
