@@ -25,19 +25,6 @@ from training.api import GenerationRequest, InferenceEngine, Trajectory
 logger = logging.getLogger(__name__)
 
 
-def _reward_fns() -> tuple[Callable[[str], str], Callable[..., bool]]:
-    # The verifiers package's public API once it exports it; its modules until then.
-    import verifiers
-
-    extract = getattr(verifiers, "extract_final_answer", None)
-    equiv = getattr(verifiers, "is_equivalent", None)
-    if extract is None:
-        from verifiers.extract import extract_final_answer as extract
-    if equiv is None:
-        from verifiers.equivalence import is_equivalent as equiv
-    return extract, equiv
-
-
 def answer_reward(response: str, answer: str, aliases: tuple[str, ...] = (),
                   question: str | None = None, strict: bool = False) -> float:
     """1.0 if the response's final answer is equivalent to the gold answer, else 0.0.
@@ -54,14 +41,10 @@ def answer_reward(response: str, answer: str, aliases: tuple[str, ...] = (),
     >>> answer_reward("0007", "7"), answer_reward("0007", "7", strict=True)
     (1.0, 0.0)
     """
-    extract, equiv = _reward_fns()
-    prediction = extract(response)
-    if not strict:
-        return float(equiv(prediction, answer, tuple(aliases), question))
-    from verifiers.equivalence import score_answer
+    from verifiers import extract_final_answer, score_answer
 
-    score = score_answer(prediction, answer, tuple(aliases), question)
-    return float(score.equivalent and score.em == 1.0)
+    score = score_answer(extract_final_answer(response), answer, tuple(aliases), question)
+    return float(score.equivalent and (not strict or score.em == 1.0))
 
 
 def lognormal_latency(median_s: float, sigma: float, seed: int = 0) -> Callable[[], float]:
