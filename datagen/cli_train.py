@@ -68,8 +68,8 @@ def _print_summary(summary: dict, run_dir: Path) -> None:
         typer.echo(f"rank {summary['rank']}: replayed {summary['engine_calls']} engine calls")
         return
     keys = ("steps", "policy_version", "final_reward_mean", "final_eval_reward",
-            "groups_started", "groups_accepted", "dropped_no_signal", "dropped_rejected_episode", "dropped_late",
-            "staleness_mean_all", "staleness_max", "final_model")
+            "groups_started", "groups_accepted", "dropped_no_signal", "dropped_rejected_episode",
+            "dropped_late", "staleness_mean_all", "staleness_max", "final_model")
     for k in keys:
         typer.echo(f"{k}\t{summary.get(k)}")
     typer.echo(f"metrics\t{run_dir / 'metrics.jsonl'}")

@@ -287,7 +287,6 @@ class RolloutController:
             del self._running[g.seq]
             for task in list(g.tasks):
                 task.cancel()
-            g.unstarted = 0
             self.finished.extend((t, g.item, False) for t in g.results if t is not None)
             self.counts["dropped_late"] += 1
         self.fill()
