@@ -378,16 +378,21 @@ class Warehouse:
         table = self.sql(query, params)
         return [record_type.from_row(r) for r in table.to_pylist()]
 
+    def scalar(self, query: str, params: Sequence[Any] | None = None) -> Any:
+        """The one value of a trusted one-row query.
+
+        fetchall, never fetchone: an unfinished result keeps the catalog's SQLite read
+        transaction open, and that shared lock blocks every writer (any process)."""
+        return self.con.execute(query, params or []).fetchall()[0][0]
+
     def count(self, table: str) -> int:
-        return self.con.execute(f"SELECT count(*) FROM {LAKE}.{table}").fetchall()[0][0]
+        return self.scalar(f"SELECT count(*) FROM {LAKE}.{table}")
 
     def snapshots(self) -> list[dict[str, Any]]:
         return self.sql(f"SELECT * FROM {LAKE}.snapshots() ORDER BY snapshot_id").to_pylist()
 
     def current_snapshot(self) -> int:
-        # fetchall, never fetchone: an unfinished result keeps the catalog's SQLite read
-        # transaction open, and that shared lock blocks every writer (any process).
-        return self.con.execute(f"SELECT max(snapshot_id) FROM {LAKE}.snapshots()").fetchall()[0][0]
+        return self.scalar(f"SELECT max(snapshot_id) FROM {LAKE}.snapshots()")
 
     def changed_since(self, snapshot: int | None, tables: Sequence[str] = TRAIN_READY_INPUTS,
                       upto: int | None = None) -> bool:

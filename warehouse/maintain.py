@@ -50,8 +50,7 @@ def data_file_count(wh: Warehouse) -> int:
     for (name,) in wh.con.execute(
             "SELECT table_name FROM information_schema.tables "
             "WHERE table_catalog = ? AND table_type = 'BASE TABLE'", [LAKE]).fetchall():
-        total += wh.con.execute(
-            f"SELECT count(*) FROM ducklake_list_files('{LAKE}', ?)", [name]).fetchall()[0][0]
+        total += wh.scalar(f"SELECT count(*) FROM ducklake_list_files('{LAKE}', ?)", [name])
     return total
 
 
@@ -64,7 +63,7 @@ def disk_file_count(wh: Warehouse) -> int | None:
 
 
 def _snapshot_count(wh: Warehouse) -> int:
-    return wh.con.execute(f"SELECT count(*) FROM {LAKE}.snapshots()").fetchall()[0][0]
+    return wh.scalar(f"SELECT count(*) FROM {LAKE}.snapshots()")
 
 
 def maintain(wh: Warehouse, keep_snapshots_days: float = 7.0,
