@@ -33,8 +33,9 @@ The decision is a short cascade of linguistic rules over canonical tokens
 12. ``acronym``: "DMV" for "Department of Motor Vehicles" and back.
 
 Vetoes: a negated or hedged gold occurrence stops the cascade, and a date
-contradicting every gold date of the same precision in its year (``date_conflict``;
-a bare-year alias lifts it).
+contradicting every gold date of the same precision in its year, or naming another
+day in the month of a day-precise gold (``date_conflict``; a bare-year alias lifts
+both).
 """
 
 from __future__ import annotations

@@ -114,9 +114,24 @@ def date_conflict(pred: Tokens, refs: list[Tokens]) -> bool:
     alias, "late 1968", shares its year. Only when every date alias gives the month: a
     bare-year alias ("1788") accepts any day in its year."""
     dates = [d for d in (as_date(t.words) for t in refs) if d]
+    if _wrong_day(pred, dates):
+        return True
     golds = [d for d in dates if d.year and d.month]
     if not golds or len(golds) < len(dates):
         return False
     years = {g.year for g in golds}
     stated = [d for d in find_dates(pred.words) if d.year in years and d.month]
     return bool(stated) and not any(d.agrees_with(g) for d in stated for g in golds)
+
+
+def _wrong_day(pred: Tokens, golds: list[Date]) -> bool:
+    """A full date in the month of a full gold date, on another day: "January 16, 2017" is
+    wrong for "January 12, 2017", even when a coarser alias ("January 2017") would accept
+    it. As for months, a bare-year alias ("2017") accepts any day in its year. (Both
+    readings of "05/06/2017" are tried.)"""
+    days = [g for g in golds if g.year and g.month and g.day]
+    if not days or any(g.month is None for g in golds):
+        return False
+    stated = [d for d in find_dates(pred.words) if d.year and d.month and d.day]
+    in_month = [d for d in stated if any((g.year, g.month) == (d.year, d.month) for g in days)]
+    return bool(in_month) and not any(d.agrees_with(g) for d in stated for g in days)

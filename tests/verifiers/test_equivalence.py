@@ -63,6 +63,8 @@ SAME = [
     ("in the middle of the 1970s", "mid-1970s", (), "a qualified decade, reworded"),
     ("It was printed in the 15th century.", "1455", (), "the century of a gold year"),
     ("first sold in the 1890s", "July 1, 1890", (), "the decade of a gold date"),
+    ("It opened on 9 June 2004.", "3 June 2004", ("2004",), "a bare-year alias accepts any day"),
+    ("It opened on 3 June 2004, in Leeds.", "3 June 2004", ("June 2004",), "the gold day"),
 ]
 
 DIFFERENT = [
@@ -108,6 +110,8 @@ DIFFERENT = [
     ("541 million years ago", "2.45 billion years ago", (), "numbers must match"),
     ("It landed on 26 March 1815.", "12 March 1815", ("1815-03-12",),
      "precise date contradicts every (day-precise) alias"),
+    ("It opened on 9 June 2004.", "3 June 2004", ("June 2004",),
+     "another day in the month of a day-precise gold, despite a month alias"),
 ]
 
 
