@@ -129,6 +129,11 @@ def unglue(text: str) -> str:
 _YEAR_RANGE = re.compile(r"\b(1\d|20)(\d\d)\s*[-–—]\s*(\d\d)\b(?![-–—/.,]?\d)")
 
 
+# A decimal split by a detokenizer ("3. 97 degrees", as model outputs tokenized for
+# BLEU-style scoring read): a short number, a full stop, one space, digits.
+_SPLIT_DECIMAL = re.compile(r"(?<![\d.,])(\d{1,3})\. (\d{1,3})\b(?![.,]\d)")
+
+
 def _expand_year_ranges(text: str) -> str:
     """"1648–51" → "1648–1651": the second year of an abbreviated range keeps the century."""
     return _YEAR_RANGE.sub(lambda m: f"{m[1]}{m[2]}–{m[1]}{m[3]}", text)
@@ -146,6 +151,7 @@ def _join_spelled(m: re.Match) -> str:
 
 def _raw_tokens(text: str) -> list[str]:
     text = _expand_year_ranges(unglue(strip_accents(text or "")))
+    text = _SPLIT_DECIMAL.sub(r"\1.\2", text)
     text = _SPELLED.sub(_join_spelled, text)
     text = text.replace("&", " and ").replace("’", "'").replace("n't", " not")
     out = []

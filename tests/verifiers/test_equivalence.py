@@ -64,6 +64,7 @@ SAME = [
     ("It was printed in the 15th century.", "1455", (), "the century of a gold year"),
     ("first sold in the 1890s", "July 1, 1890", (), "the decade of a gold date"),
     ("It opened on 9 June 2004.", "3 June 2004", ("2004",), "a bare-year alias accepts any day"),
+    ("It spans a 12. 9 km stretch", "12.9 kilometres", (), "a decimal split by a detokenizer"),
     ("It opened on 3 June 2004, in Leeds.", "3 June 2004", ("June 2004",), "the gold day"),
 ]
 
@@ -123,6 +124,12 @@ def test_equivalent(pred, gold, aliases, why):
 @pytest.mark.parametrize("pred,gold,aliases,why", DIFFERENT, ids=[r[3] for r in DIFFERENT])
 def test_not_equivalent(pred, gold, aliases, why):
     assert not is_equivalent(pred, gold, aliases), score_answer(pred, gold, aliases)
+
+
+def test_a_split_decimal_is_joined_but_a_year_after_a_full_stop_is_not():
+    from verifiers.normalize import canonical_tokens
+    assert canonical_tokens("about 10. 3 years").words == ("about", "10.3", "year")
+    assert canonical_tokens("Chapter 3. 1999 was the year").words[:3] == ("chapter", "3", "1999")
 
 
 def test_score_reports_rule_em_and_f1():
