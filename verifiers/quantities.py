@@ -55,7 +55,8 @@ def approximately(pred: Tokens, ref: Tokens) -> bool:
             continue  # a bound of a range ("5.5 to 10 metres") is no estimate of the answer
         stated = gold_approx or (i > 0 and pred.words[i - 1] in APPROXIMATE)
         same_unit = pred.words[i + 1:i + 1 + len(unit)] == unit or i + 1 == len(pred.words)
-        if stated and same_unit and agree_at_precision(x, w[k]) and not negated(pred, i):
+        if stated and same_unit and agree_at_precision(x, w[k], loose=gold_approx) \
+                and not negated(pred, i):
             return True
     return False
 
@@ -69,10 +70,20 @@ def next_to_number(pred: Tokens, i: int) -> bool:
             or (i + 2 < len(w) and w[i + 1] in links and num(i + 2)))
 
 
-def agree_at_precision(a: str, b: str) -> bool:
-    """Equal once rounded to the coarser precision: 2.4 ~ 2.45, 3150 ~ 3000, 80 ~ 83."""
+def agree_at_precision(a: str, b: str, loose: bool = False) -> bool:
+    """Equal once rounded to the coarser precision: 2.4 ~ 2.45, 3150 ~ 3000, 80 ~ 83.
+
+    ``loose`` (the gold itself says "about"): a figure given to three significant digits
+    or more is only good to one digit less, so "about 3.99 degrees" accepts 3.97."""
     unit = max(last_digit_unit(a), last_digit_unit(b))
+    if loose and min(significant_digits(a), significant_digits(b)) >= 3:
+        unit = max(unit, 10 * min(last_digit_unit(a), last_digit_unit(b)))
     return abs(number(a) - number(b)) <= unit / 2 * (1 + 1e-9)
+
+
+def significant_digits(token: str) -> int:
+    digits = token.replace(".", "").replace(",", "").lstrip("0")
+    return len(digits if "." in token else digits.rstrip("0")) or 1
 
 
 def last_digit_unit(token: str) -> float:

@@ -65,6 +65,7 @@ SAME = [
     ("first sold in the 1890s", "July 1, 1890", (), "the decade of a gold date"),
     ("It opened on 9 June 2004.", "3 June 2004", ("2004",), "a bare-year alias accepts any day"),
     ("It spans a 12. 9 km stretch", "12.9 kilometres", (), "a decimal split by a detokenizer"),
+    ("3.97 degrees", "about 3.99 degrees", (), "'about' a three-digit figure: one digit less"),
     ("It opened on 3 June 2004, in Leeds.", "3 June 2004", ("June 2004",), "the gold day"),
 ]
 
@@ -95,6 +96,9 @@ DIFFERENT = [
     ("Isabella", "Isabella of Castile", (), "'X of Y' needs the title to be a monarch"),
     ("11.5 months", "10–12 years", (), "a number inside a range, another unit"),
     ("80", "83", (), "rounded, but no approximation stated"),
+    ("3.97 degrees", "3.99 degrees", (), "no approximation stated: every digit counts"),
+    ("85", "about 83", (), "'about' a two-digit figure is not loosened"),
+    ("12", "about 8", (), "'about' a one-digit figure is not loosened"),
     ("about 150", "more than 200", (), "a bound is not an estimate"),
     ("from 5.5 to 10 metres", "about 9.7 metres", (), "a bound of a range is not an estimate"),
     ("about 2.3 billion years ago", "around 2.45 billion years ago", (), "outside the precision"),
