@@ -30,7 +30,9 @@ The decision is a short cascade of linguistic rules over canonical tokens
 11. ``number_range`` / ``approximate``: a number inside a gold range ("11" for
     "10–12 years"); an approximate quantity to the coarser precision ("2.4
     billion" for "around 2.45 billion").
-12. ``acronym``: "DMV" for "Department of Motor Vehicles" and back.
+12. ``unit_conversion``: the quantity in other units ("373.15 K" for "100 °C",
+    "1,083 ft" for "330 m"), to the precision either side states.
+13. ``acronym``: "DMV" for "Department of Motor Vehicles" and back.
 
 Vetoes: a negated or hedged gold occurrence stops the cascade, and a date
 contradicting every gold date of the same precision in its year, or naming another
@@ -52,7 +54,9 @@ from verifiers.normalize import (
 from verifiers.phrases import (
     acronym_match, list_items, number, ordinal_variants, reduced_golds,
 )
-from verifiers.quantities import approximately, date_conflict, date_match, in_range, period_match
+from verifiers.quantities import (
+    approximately, converted, date_conflict, date_match, in_range, period_match,
+)
 from verifiers.scope import (
     find_clean, hedged, negated, occurrences, question_context, restates_question,
 )
@@ -183,6 +187,8 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str,
         return True, "number_range"
     if approximately(pred, ref):
         return True, "approximate"
+    if converted(pred, ref):
+        return True, "unit_conversion"
     if acronym_match(pred_text, ref_text):
         return True, "acronym"
     return False, blocked or "no_match"

@@ -40,11 +40,16 @@ SYNONYMS = {
     "bce": "bc", "ce": "ad", "sec": "second", "secs": "second", "liter": "litre",
     "liters": "litre", "vs": "versus", "v": "versus",
     "kbps": "kbit", "mbps": "mbit", "gbps": "gbit", "tbps": "tbit",  # per second: "/s" drops
+    "celsius": "c", "centigrade": "c", "fahrenheit": "f", "kelvin": "k",  # as "°C" reads
 }
+_SCALES = frozenset({"c", "f", "k", "celsius", "centigrade", "fahrenheit", "kelvin"})
 _ROMAN = re.compile(r"^M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
 _ORDINAL_SUFFIX = re.compile(r"^(\d+)(st|nd|rd|th)$")
-_TOKEN = re.compile(r"\d+(?:st|nd|rd|th)\b|\d{3}0'?s\b|\d+(?:[.,]\d+)*|[^\W\d_]+|[.;:!?]|[%$€£]|,")
+# A minus sign counts only where it cannot be a hyphen or a range dash: "-40", "(−4)",
+# but not "737-800" or "COVID-19".
+_TOKEN = re.compile(r"\d+(?:st|nd|rd|th)\b|\d{3}0'?s\b|(?:(?<![\w.,])-)?\d+(?:[.,]\d+)*"
+                    r"|[^\W\d_]+|[.;:!?]|[%$€£]|,")
 CLAUSE_BREAK = frozenset({".", ";", ":", "!", "?", "but", "however", "although", "though",
                           "whereas", "while"})
 CURRENCY = {"$": "dollar", "€": "euro", "£": "pound"}
@@ -153,7 +158,7 @@ def _raw_tokens(text: str) -> list[str]:
     text = _expand_year_ranges(unglue(strip_accents(text or "")))
     text = _SPLIT_DECIMAL.sub(r"\1.\2", text)
     text = _SPELLED.sub(_join_spelled, text)
-    text = text.replace("&", " and ").replace("’", "'").replace("n't", " not")
+    text = text.replace("&", " and ").replace("’", "'").replace("n't", " not").replace("−", "-")
     out = []
     for tok in _TOKEN.findall(text):
         value = roman_to_int(tok) if tok.isupper() else None
@@ -210,6 +215,8 @@ def _word_at(raw: list[str], i: int) -> tuple[list[str], int]:
     m = _ORDINAL_SUFFIX.match(tok)
     if m:
         tok = f"{int(m.group(1))}st"
+    if tok in ("degree", "degrees") and raw[i + 1:i + 2] and raw[i + 1] in _SCALES:
+        return [], 1  # "100 degrees Celsius" reads as "100 °C"
     if tok in ARTICLES or tok in HONORIFICS or tok == "'" or (tok == "s" and i > 0):
         return [], 1  # articles, titles, possessive 's
     return [_stem(tok)], 1

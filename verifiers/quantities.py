@@ -61,6 +61,67 @@ def approximately(pred: Tokens, ref: Tokens) -> bool:
     return False
 
 
+# Units by dimension, as a factor to the SI unit (canonical spellings, see normalize.py).
+LINEAR_UNITS = {
+    "length": {"metre": 1.0, "kilometre": 1000.0, "centimetre": 0.01, "millimetre": 0.001,
+               "mile": 1609.344, "foot": 0.3048, "feet": 0.3048, "fort": 0.3048,  # "ft"
+               "inch": 0.0254,
+               "inche": 0.0254, "yard": 0.9144},
+    "mass": {"kilogram": 1.0, "gram": 0.001, "tonne": 1000.0, "pound": 0.45359237,
+             "ounce": 0.028349523125},
+}
+# Temperature scales as (scale, offset) to kelvin; "100 °C" reads "100 c".
+TEMPERATURE = {"k": (1.0, 0.0), "c": (1.0, 273.15), "f": (5 / 9, 273.15 - 32 * 5 / 9)}
+
+
+def _unit_at(words: tuple[str, ...], i: int) -> tuple[str, str] | None:
+    """(dimension, unit) of the unit word after the number at ``i``."""
+    unit = words[i + 1] if i + 1 < len(words) else ""
+    if unit in TEMPERATURE:
+        return "temperature", unit
+    return next(((dim, unit) for dim, table in LINEAR_UNITS.items() if unit in table), None)
+
+
+def _to_si(value: float, dim: str, unit: str) -> tuple[float, float]:
+    """The value in SI units and the factor that one unit of ``unit`` is worth there."""
+    if dim == "temperature":
+        scale, offset = TEMPERATURE[unit]
+        return value * scale + offset, scale
+    return value * LINEAR_UNITS[dim][unit], LINEAR_UNITS[dim][unit]
+
+
+def converted(pred: Tokens, ref: Tokens) -> bool:
+    """A quantity in other units: "373.15 K" for "100 °C", "1,083 ft" for "330 m". They
+    agree to the last digit stated on either side, carried over to the same units (a
+    whole number counts as exact to the unit: "100 °C" is not "350 K"). A prediction
+    that also states the quantity in the gold's own unit is judged on that figure, and
+    the bounds of a range are no estimate."""
+    w = list(ref.words)
+    while w and w[0] in APPROXIMATE and len(w) > 2:
+        w.pop(0)
+    if len(w) != 2 or number(w[0]) is None or _unit_at(tuple(w), 0) is None:
+        return False
+    dim, gold_unit = _unit_at(tuple(w), 0)
+    gold_si, gold_factor = _to_si(number(w[0]), dim, gold_unit)
+    stated = [(i, _unit_at(pred.words, i)) for i, x in enumerate(pred.words)
+              if number(x) is not None and not next_to_number(pred, i)]
+    if any(unit == (dim, gold_unit) for _, unit in stated):
+        return False
+    for i, unit in stated:
+        if not unit or unit[0] != dim or negated(pred, i) or hedged(pred, i, i + 1, set()):
+            continue
+        pred_si, pred_factor = _to_si(number(pred.words[i]), dim, unit[1])
+        tolerance = max(_step(pred.words[i]) * pred_factor, _step(w[0]) * gold_factor) / 2
+        if abs(pred_si - gold_si) <= tolerance * (1 + 1e-9):
+            return True
+    return False
+
+
+def _step(token: str) -> float:
+    """One unit of the last digit written: 0.01 for "373.15", 1 for "1083" and "330"."""
+    return 10.0 ** -len(token.split(".")[1]) if "." in token else 1.0
+
+
 def next_to_number(pred: Tokens, i: int) -> bool:
     w = pred.words
     def num(k: int) -> bool:
