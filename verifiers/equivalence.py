@@ -22,7 +22,9 @@ The decision is a short cascade of linguistic rules over canonical tokens
 7. ``list``: a list gold is matched when every item occurs.
 8. ``gold_words``: a strict majority of the gold's informative content words
    (not those repeating the question at its head; every number and ordinal;
-   every word of a list) in one clause of the prediction, none negated or hedged.
+   every word of a list) in one clause of the prediction, none negated or hedged,
+   and a title-case name not written with its last word swapped ("San Francisco
+   49ers" is not "San Francisco Giants").
 9. ``ordinal_form``: "season 2" for "the second season" and back.
 10. ``gold_head`` / ``proper_name`` / ``location`` / ``coarser_place``: the
     prediction names a part of a descriptive gold that is itself the answer, or
@@ -42,6 +44,7 @@ both).
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -171,7 +174,8 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str,
         return True, "regnal_name"
     if _list_match(pred, ref_text, q_words):
         return True, "list"
-    if _gold_words_in_clause(pred, ref, q_words, is_list=len(list_items(ref_text)) > 1):
+    if _gold_words_in_clause(pred, ref, q_words, is_list=len(list_items(ref_text)) > 1,
+                             titled=_title_case(ref_text)):
         return True, "gold_words"
     for variant in ordinal_variants(ref.words):
         if find_clean(pred, variant, q_words)[0] or _gold_words_in_clause(
@@ -245,7 +249,8 @@ def _informative(words: tuple[str, ...], q_words: set[str]) -> set[str]:
     return set(keep)
 
 
-def _gold_words_in_clause(pred: Tokens, ref: Tokens, q_words: set[str], is_list: bool) -> bool:
+def _gold_words_in_clause(pred: Tokens, ref: Tokens, q_words: set[str], is_list: bool,
+                          titled: bool = False) -> bool:
     """Enough informative content words of the gold in one clause ("his brother" / "his late
     brother"), none of them negated or hedged. Gold words that repeat the question carry no
     answer ("subdural hematoma" asked as "which type of hematoma" is answered by "subdural")."""
@@ -264,7 +269,31 @@ def _gold_words_in_clause(pred: Tokens, ref: Tokens, q_words: set[str], is_list:
         hits = [i for i in positions if any(same_stem(g, pred.words[i]) for g in gold)]
         found = {g for g in gold for i in hits if same_stem(g, pred.words[i])}
         if len(found) >= need and required <= found and not any(
-                negated(pred, i) or hedged(pred, i, i + 1, q_words) for i in hits):
+                negated(pred, i) or hedged(pred, i, i + 1, q_words) for i in hits) \
+                and not (found < gold and titled and _substituted(pred, ref.words)):
+            return True
+    return False
+
+
+def _near_spelling(a: str, b: str) -> bool:
+    """A letter lost or changed ("Bjrndalen" for "Bjørndalen"), not another word."""
+    return difflib.SequenceMatcher(None, a, b).ratio() >= 0.8
+
+
+def _title_case(text: str) -> bool:
+    words = [w for w in re.findall(r"[^\W\d_]+", text) if w.lower() not in STOPWORDS]
+    return len(words) > 1 and all(w[0].isupper() for w in words)
+
+
+def _substituted(pred: Tokens, gold: tuple[str, ...]) -> bool:
+    """The prediction writes the gold name with its last word swapped for another: "San
+    Francisco 49ers" for "San Francisco Giants" is another team, not most of this one."""
+    n = len(gold)
+    for i in range(len(pred.words) - n + 1):
+        window = pred.words[i:i + n]
+        diff = [k for k in range(n) if not same_stem(window[k], gold[k])]
+        if diff == [n - 1] and n > 1 and len(set(pred.clauses[i:i + n])) == 1 \
+                and window[-1] not in STOPWORDS and not _near_spelling(window[-1], gold[-1]):
             return True
     return False
 

@@ -40,6 +40,7 @@ SYNONYMS = {
     "bce": "bc", "ce": "ad", "sec": "second", "secs": "second", "liter": "litre",
     "liters": "litre", "vs": "versus", "v": "versus",
     "kbps": "kbit", "mbps": "mbit", "gbps": "gbit", "tbps": "tbit",  # per second: "/s" drops
+    "ltd": "limited", "inc": "incorporated", "corp": "corporation", "co": "company",
     "celsius": "c", "centigrade": "c", "fahrenheit": "f", "kelvin": "k",  # as "°C" reads
 }
 _SCALES = frozenset({"c", "f", "k", "celsius", "centigrade", "fahrenheit", "kelvin"})

@@ -73,6 +73,8 @@ SAME = [
     ("about 62 miles", "100 km", (), "length in miles, to the stated digit"),
     ("22 lbs", "10 kg", (), "mass in pounds"),
     ("100 degrees Celsius", "100 °C", (), "a degree sign spelled out"),
+    ("owned by Phoenix Mills Ltd", "Phoenix Mills Limited", (), "company suffix abbreviated"),
+    ("Ole Einar Bjrndalen", "Ole Einar Bjørndalen", (), "a letter lost in a name"),
     ("It opened on 3 June 2004, in Leeds.", "3 June 2004", ("June 2004",), "the gold day"),
 ]
 
@@ -107,6 +109,7 @@ DIFFERENT = [
     ("85", "about 83", (), "'about' a two-digit figure is not loosened"),
     ("12", "about 8", (), "'about' a one-digit figure is not loosened"),
     ("80 °F", "−80 °F", (), "the sign of a number"),
+    ("San Francisco 49ers", "San Francisco Giants", (), "a name with its last word swapped"),
     ("350 K", "100 °C", (), "a whole-number gold is exact to its unit"),
     ("40 °F", "-40 °C", (), "converted, but the sign differs"),
     ("8 miles (12.8 km)", "12.9 km", (), "a figure in the gold's own unit decides"),
