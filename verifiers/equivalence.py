@@ -34,7 +34,8 @@ The decision is a short cascade of linguistic rules over canonical tokens
     billion" for "around 2.45 billion").
 12. ``unit_conversion``: the quantity in other units ("373.15 K" for "100 °C",
     "1,083 ft" for "330 m"), to the precision either side states.
-13. ``acronym``: "DMV" for "Department of Motor Vehicles" and back.
+13. ``acronym`` / ``clipped_compound``: "DMV" for "Department of Motor Vehicles"
+    and back; "forex" for "foreign exchange" (the starts of the words run together).
 
 Vetoes: a negated or hedged gold occurrence stops the cascade, and a date
 contradicting every gold date of the same precision in its year, or naming another
@@ -55,7 +56,7 @@ from verifiers.normalize import (
     STOPWORDS, Tokens, canonical_tokens, content_words, same_stem, squad_normalize,
 )
 from verifiers.phrases import (
-    acronym_match, list_items, number, ordinal_variants, reduced_golds,
+    acronym_match, expand_clippings, list_items, number, ordinal_variants, reduced_golds,
 )
 from verifiers.quantities import (
     approximately, converted, date_conflict, date_match, in_range, period_match,
@@ -195,6 +196,9 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str,
         return True, "unit_conversion"
     if acronym_match(pred_text, ref_text):
         return True, "acronym"
+    expanded = expand_clippings(pred, ref.words)
+    if expanded is not None and find_clean(expanded, ref.words, q_words)[0]:
+        return True, "clipped_compound"
     return False, blocked or "no_match"
 
 

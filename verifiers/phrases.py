@@ -117,6 +117,30 @@ def acronym_match(prediction: str, gold: str) -> bool:
     return False
 
 
+def _clipping_of(token: str, words: tuple[str, ...]) -> bool:
+    """``token`` is the start of each of ``words`` run together, two letters or more of
+    each: "forex" = fo(reign) + ex(change), "sitcom", "hazmat"."""
+    if not words:
+        return not token
+    head = words[0]
+    return any(token[:k] == head[:k] and _clipping_of(token[k:], words[1:])
+               for k in range(2, min(len(head), len(token)) + 1))
+
+
+def expand_clippings(pred: Tokens, gold: tuple[str, ...]) -> Tokens | None:
+    """The prediction with a clipped compound of consecutive gold words written out in
+    full ("forex market" → "foreign exchange market"), or None when it has none."""
+    words, clauses, changed = [], [], False
+    for word, clause in zip(pred.words, pred.clauses):
+        span = next((gold[i:j] for i in range(len(gold)) for j in range(i + 2, len(gold) + 1)
+                     if len(word) >= 4 and word not in gold and word.isalpha()
+                     and _clipping_of(word, gold[i:j])), None)
+        words += span or [word]
+        clauses += [clause] * len(span or [word])
+        changed = changed or bool(span)
+    return Tokens(tuple(words), tuple(clauses)) if changed else None
+
+
 def number(word: str) -> float | None:
     try:
         return float(word)

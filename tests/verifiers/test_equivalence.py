@@ -75,6 +75,9 @@ SAME = [
     ("100 degrees Celsius", "100 °C", (), "a degree sign spelled out"),
     ("owned by Phoenix Mills Ltd", "Phoenix Mills Limited", (), "company suffix abbreviated"),
     ("Ole Einar Bjrndalen", "Ole Einar Bjørndalen", (), "a letter lost in a name"),
+    ("the forex market", "foreign exchange market", (), "a clipped compound"),
+    ("a sitcom", "situation comedy", (), "a clipped compound (sitcom)"),
+    ("AARP is a nonpartisan group.", "non-partisan", (), "a closed compound"),
     ("It opened on 3 June 2004, in Leeds.", "3 June 2004", ("June 2004",), "the gold day"),
 ]
 
@@ -110,6 +113,7 @@ DIFFERENT = [
     ("12", "about 8", (), "'about' a one-digit figure is not loosened"),
     ("80 °F", "−80 °F", (), "the sign of a number"),
     ("San Francisco 49ers", "San Francisco Giants", (), "a name with its last word swapped"),
+    ("the foreman", "foreign exchange", (), "only the first letters of a clipping"),
     ("350 K", "100 °C", (), "a whole-number gold is exact to its unit"),
     ("40 °F", "-40 °C", (), "converted, but the sign differs"),
     ("8 miles (12.8 km)", "12.9 km", (), "a figure in the gold's own unit decides"),
