@@ -29,6 +29,9 @@ The decision is a short cascade of linguistic rules over canonical tokens
 10. ``gold_head`` / ``proper_name`` / ``location`` / ``coarser_place``: the
     prediction names a part of a descriptive gold that is itself the answer, or
     for a *where* question the place at another granularity (phrases.py).
+    ``place``: for a *where* question, a place that contains the gold place or lies
+    inside it, with no rival place at that grain ("the United States" for "the Chicago
+    metropolitan area"; GeoNames and UN M49, places.py).
 11. ``number_range`` / ``approximate``: a number inside a gold range ("11" for
     "10–12 years"); an approximate quantity to the coarser precision ("2.4
     billion" for "around 2.45 billion").
@@ -58,6 +61,7 @@ from verifiers.normalize import (
 from verifiers.phrases import (
     acronym_match, expand_clippings, list_items, number, ordinal_variants, reduced_golds,
 )
+from verifiers.places import place_answers
 from verifiers.quantities import (
     approximately, converted, date_conflict, date_match, in_range, period_match,
 )
@@ -188,6 +192,8 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str,
                 return True, rule
         elif find_clean(pred, part, q_words)[0]:
             return True, rule
+    if "where" in q_words and place_answers(pred, pred_text, ref, q_words):
+        return True, "place"
     if in_range(pred, ref):
         return True, "number_range"
     if approximately(pred, ref):
