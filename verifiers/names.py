@@ -86,8 +86,21 @@ def _given_matches(pred_given: list[str], gold_given: list[str]) -> bool:
     for g in (NICKNAMES.get(x.rstrip(".").lower(), x.rstrip(".").lower()) for x in gold_given):
         if p == g or (len(p) == 1 and g.startswith(p)) or (len(g) == 1 and p.startswith(g)) \
                 or (min(len(p), len(g)) >= 3 and (g.startswith(p) or p.startswith(g))) \
-                or _one_letter_inserted(p, g):
+                or _one_letter_inserted(p, g) or _pet_form(p, g):
             return True
+    return False
+
+
+def _pet_form(pet: str, full: str) -> bool:
+    """A pet form made of the name's first four letters or more plus -y/-ie/-ey ("Dolly"
+    for "Dollree", "Freddie" for "Frederick", "Kathy" for "Katherine"); shorter stems
+    make other names ("Mary" / "Marion")."""
+    for suffix in ("ie", "ey", "y"):
+        if pet.endswith(suffix) and len(full) > len(pet) - len(suffix) + 1:
+            stem = pet[:-len(suffix)]
+            stems = {stem, stem[:-1]} if len(stem) > 1 and stem[-1] == stem[-2] else {stem}
+            if any(len(x) >= 4 and full.startswith(x) and full != pet for x in stems):
+                return True
     return False
 
 
