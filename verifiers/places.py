@@ -35,6 +35,31 @@ COUNTRY_ALIASES = {
 }
 # The UK's nations, as GeoNames codes them in a city's admin1 field.
 UK_NATIONS = {"ENG": "England", "SCT": "Scotland", "WLS": "Wales", "NIR": "Northern Ireland"}
+# Adjectives of place, counted as naming the place only before a noun of place ("a
+# French village", "the African mainland"): "an American film" names no answer.
+DEMONYMS = {
+    "African": "Africa", "Asian": "Asia", "European": "Europe", "North American": "North America",
+    "South American": "South America", "Latin American": "Latin America",
+    "American": "United States", "British": "United Kingdom", "English": "England",
+    "Scottish": "Scotland", "Welsh": "Wales", "Irish": "Ireland", "French": "France",
+    "German": "Germany", "Italian": "Italy", "Spanish": "Spain", "Portuguese": "Portugal",
+    "Dutch": "Netherlands", "Belgian": "Belgium", "Swiss": "Switzerland", "Austrian": "Austria",
+    "Swedish": "Sweden", "Norwegian": "Norway", "Danish": "Denmark", "Finnish": "Finland",
+    "Polish": "Poland", "Czech": "Czechia", "Hungarian": "Hungary", "Greek": "Greece",
+    "Turkish": "Turkey", "Russian": "Russia", "Ukrainian": "Ukraine", "Chinese": "China",
+    "Japanese": "Japan", "Korean": "South Korea", "Indian": "India", "Pakistani": "Pakistan",
+    "Iranian": "Iran", "Iraqi": "Iraq", "Israeli": "Israel", "Egyptian": "Egypt",
+    "Saudi": "Saudi Arabia", "Australian": "Australia", "Canadian": "Canada",
+    "Mexican": "Mexico", "Brazilian": "Brazil", "Argentine": "Argentina",
+    "Argentinian": "Argentina", "Chilean": "Chile", "Peruvian": "Peru",
+    "Colombian": "Colombia", "Cuban": "Cuba", "Nigerian": "Nigeria", "Kenyan": "Kenya",
+    "South African": "South Africa", "Ethiopian": "Ethiopia", "Moroccan": "Morocco",
+    "Filipino": "Philippines", "Philippine": "Philippines", "Indonesian": "Indonesia",
+    "Thai": "Thailand", "Vietnamese": "Vietnam", "Malaysian": "Malaysia",
+}
+PLACE_NOUNS = frozenset(canonical_tokens(
+    "village town city countryside coast coastline mainland region province county territory "
+    "capital port island peninsula desert mountains soil waters border").words)
 # Regions that everyday usage names but UN M49 does not, as sets of countries.
 # Western Asia is taken in its geographic sense, which includes Iran (M49 files Iran
 # under Southern Asia for statistics); Southwest Asia is its other name.
@@ -68,12 +93,15 @@ class Gazetteer:
         self.by_name: dict[tuple[str, ...], list[Place]] = {}
         self.parents: dict[Place, set[Place]] = {}
         self.longest = 1
+        self.demonyms: dict[tuple[str, ...], list[Place]] = {}
 
     def add(self, place: Place, *names: str) -> None:
         for name in names:
             words = canonical_tokens(name).words
-            # "Of" (Turkey) and "And" are towns, but not when they stand in a sentence.
-            if words and not all(w in STOPWORDS or w in _QUALIFIERS for w in words):
+            # "Of" (Turkey), "And" and "The Villages" are towns, but not when they stand
+            # in a sentence.
+            if words and not all(w in STOPWORDS or w in _QUALIFIERS or w in PLACE_NOUNS
+                                 for w in words):
                 readings = self.by_name.setdefault(words, [])
                 if place not in readings:
                     readings.append(place)
@@ -101,6 +129,8 @@ class Gazetteer:
         while i < len(words):
             for n in range(min(self.longest, len(words) - i), 0, -1):
                 readings = self.by_name.get(words[i:i + n])
+                if not readings and words[i + n:i + n + 1] and words[i + n] in PLACE_NOUNS:
+                    readings = self.demonyms.get(words[i:i + n])
                 if readings:
                     found.append((i, i + n, readings))
                     i += n
@@ -189,6 +219,11 @@ def gazetteer() -> Gazetteer:
             g.contain(city, parent)
         elif row["countrycode"] in countries:
             g.contain(city, countries[row["countrycode"]])
+    g.demonyms = {}
+    for adjective, name in DEMONYMS.items():
+        readings = g.by_name.get(canonical_tokens(name).words)
+        if readings:
+            g.demonyms[canonical_tokens(adjective).words] = readings
     # A city or county never hides a broader place of the same name ("Georgia",
     # "Mexico", Texas County).
     for readings in g.by_name.values():

@@ -17,27 +17,18 @@ def test_evouna_nq_agreement(shared_data):
     assert len({p.system for p in pairs}) == 5 and len(pairs) > 15000
     scores = agreement(pairs, rules_judge)
     print("evouna_nq", scores)
-    assert scores["all"] >= 0.905  # issue floor 0.90; the rules reach 0.914
+    assert scores["all"] >= 0.905  # issue floor 0.90; the rules reach 0.915
     assert min(v for k, v in scores.items() if k != "all") >= 0.885
 
 
-def _nq301(shared_data):
-    return agreement(load_nq301(shared_data / "answer_equivalence" / "nq301_human_judgments.jsonl"),
-                     rules_judge)
-
-
-def test_nq301_agreement_regression_floor(shared_data):
-    scores = _nq301(shared_data)
+def test_nq301_agreement(shared_data):
+    pairs = load_nq301(shared_data / "answer_equivalence" / "nq301_human_judgments.jsonl")
+    assert len(pairs) == 1490
+    scores = agreement(pairs, rules_judge)
     print("nq301", scores)
-    assert scores["all"] >= 0.827  # what the rules reach today (0.832); see the xfail below
-
-
-@pytest.mark.xfail(reason="issue floor 0.85 not reached: of the 250 disagreements, 175 are 'correct' "
-                          "labels sharing no content word with any gold answer and 19 are exact "
-                          "matches of a gold alias labelled wrong (lexical ceiling ~0.870); the "
-                          "rules reach 0.832", strict=False)
-def test_nq301_agreement_issue_floor(shared_data):
-    assert _nq301(shared_data)["all"] >= 0.85
+    # Issue floor 0.85; the rules reach 0.851. About 22 % of the "correct" labels share
+    # no word with any gold answer, so most of what is left needs world knowledge.
+    assert scores["all"] >= 0.85
 
 
 def _jsonl(path):

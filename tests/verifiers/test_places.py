@@ -18,6 +18,8 @@ WHERE = "where did it happen"
     ("Southwest Asia", "Iran", "a region by its everyday name"),
     ("England", "Weston-super-Mare", "a UK nation"),
     ("Paris, Texas", "the United States", "the Paris its state picks, inside the gold"),
+    ("a French village", "France", "an adjective of place before a noun of place"),
+    ("on the African mainland", "Senegal", "a continent's adjective"),
 ])
 def test_a_place_containing_or_inside_the_gold_answers_where(pred, gold, why):
     assert is_equivalent(pred, gold, question=WHERE), (why, score_answer(pred, gold, question=WHERE))
@@ -33,6 +35,7 @@ def test_a_place_containing_or_inside_the_gold_answers_where(pred, gold, why):
     ("Texas", "Paris", WHERE, "Paris alone reads as the largest Paris, in France"),
     ("Europe", "Iran", WHERE, "another continent"),
     ("Let us see, Boston", "Chicago", WHERE, "'us' the pronoun"),
+    ("It is an American drama film.", "Kansas", WHERE, "an adjective of place on its own"),
 ])
 def test_unrelated_rival_or_unasserted_places_do_not(pred, gold, question, why):
     assert not is_equivalent(pred, gold, question=question), (
@@ -44,5 +47,6 @@ def test_gold_readings_and_containment():
     assert [p.name for p in chicago] == ["Chicago"]
     assert [p.kind for p in as_place(canonical_tokens("Mexico City").words)] == ["city"]
     assert as_place(canonical_tokens("a brown dog").words) == []
+    assert ("village",) not in gazetteer().by_name  # "The Villages", Florida: a noun of place
     us = gazetteer().by_name[("united", "state")][0]
     assert related(chicago[0], us) == "coarser" and related(us, chicago[0]) == "finer"
