@@ -39,7 +39,7 @@ UK_NATIONS = {"ENG": "England", "SCT": "Scotland", "WLS": "Wales", "NIR": "North
 # French village", "the African mainland"): "an American film" names no answer.
 DEMONYMS = {
     "African": "Africa", "Asian": "Asia", "European": "Europe", "North American": "North America",
-    "South American": "South America", "Latin American": "Latin America",
+    "South American": "South America",
     "American": "United States", "British": "United Kingdom", "English": "England",
     "Scottish": "Scotland", "Welsh": "Wales", "Irish": "Ireland", "French": "France",
     "German": "Germany", "Italian": "Italy", "Spanish": "Spain", "Portuguese": "Portugal",
@@ -71,8 +71,7 @@ EXTRA_REGIONS = {
 }
 REGION_ADDITIONS = {"Western Asia": ("IR",)}
 REGION_ALIASES = {"Western Asia": ("Southwest Asia", "South-west Asia"),
-                  "South-eastern Asia": ("Southeast Asia", "South-east Asia"),
-                  "Northern America": ()}
+                  "South-eastern Asia": ("Southeast Asia", "South-east Asia")}
 # Unions of continents.
 CONTINENT_UNIONS = {"Eurasia": ("EU", "AS"), "Americas": ("NA", "SA")}
 _RANK = {"continent": 0, "region": 1, "country": 2, "state": 3, "county": 4, "city": 5}
