@@ -55,3 +55,10 @@ def stderr_console():
 
 def is_tty() -> bool:
     return sys.stderr.isatty()
+
+
+def add_command(app: typer.Typer, name: str, fn: Callable) -> None:
+    """Register ``fn`` as ``datagen NAME``. The command list shows the docstring's first
+    paragraph as one line (Typer would keep the docstring's line breaks there)."""
+    first = (fn.__doc__ or "").strip().split("\n\n")[0]
+    app.command(name, short_help=" ".join(first.split()))(fn)

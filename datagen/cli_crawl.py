@@ -8,13 +8,15 @@ from typing import Annotated, Optional
 
 import typer
 
-from datagen.cli_common import UserError, WarehouseOpt, is_tty, open_warehouse, user_errors
+from datagen.cli_common import (
+    UserError, WarehouseOpt, add_command, is_tty, open_warehouse, user_errors,
+)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("demo-world")(demo_world)
-    app.command("serve")(serve)
-    app.command("crawl")(crawl)
+    add_command(app, "demo-world", demo_world)
+    add_command(app, "serve", serve)
+    add_command(app, "crawl", crawl)
 
 
 @user_errors

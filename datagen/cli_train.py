@@ -7,11 +7,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from datagen.cli_common import WarehouseOpt, is_tty, stderr_console, user_errors
+from datagen.cli_common import WarehouseOpt, add_command, is_tty, stderr_console, user_errors
 
 
 def register(app: typer.Typer) -> None:
-    app.command("train")(train)
+    add_command(app, "train", train)
 
 
 @user_errors

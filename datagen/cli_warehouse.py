@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from datagen.cli_common import WarehouseOpt, is_tty, stderr_console, user_errors
+from datagen.cli_common import WarehouseOpt, add_command, is_tty, stderr_console, user_errors
 
 
 class QueryFormat(str, Enum):
@@ -124,6 +124,6 @@ def _print_maintain(rep) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("query")(query)
-    app.command("export")(export)
-    app.command("maintain")(maintain)
+    add_command(app, "query", query)
+    add_command(app, "export", export)
+    add_command(app, "maintain", maintain)
