@@ -92,3 +92,14 @@ def test_serve_command_serves_a_folder(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_help_lists_every_command_on_whole_lines(capsys):
+    from datagen.cli import app
+
+    names = [c.name for c in app.registered_commands]
+    assert {"query", "export", "maintain", "demo-world", "serve", "crawl", "train"} <= set(names)
+    for command in app.registered_commands:
+        assert command.short_help and "\n" not in command.short_help, command.name
+    assert main(["--help"]) == 0
+    assert "Run read-only SQL over the warehouse." in capsys.readouterr().out
