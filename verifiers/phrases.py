@@ -130,11 +130,17 @@ def _clipping_of(token: str, words: tuple[str, ...]) -> bool:
 def expand_clippings(pred: Tokens, gold: tuple[str, ...]) -> Tokens | None:
     """The prediction with a clipped compound of consecutive gold words written out in
     full ("forex market" → "foreign exchange market"), or None when it has none."""
+    if len(gold) < 2:
+        return None
+    starts: dict[str, list[int]] = {}
+    for i, g in enumerate(gold[:-1]):
+        starts.setdefault(g[:2], []).append(i)
     words, clauses, changed = [], [], False
     for word, clause in zip(pred.words, pred.clauses):
-        span = next((gold[i:j] for i in range(len(gold)) for j in range(i + 2, len(gold) + 1)
-                     if len(word) >= 4 and word not in gold and word.isalpha()
-                     and _clipping_of(word, gold[i:j])), None)
+        span = None
+        if len(word) >= 4 and word[:2] in starts and word not in gold and word.isalpha():
+            span = next((gold[i:j] for i in starts[word[:2]] for j in range(i + 2, len(gold) + 1)
+                         if _clipping_of(word, gold[i:j])), None)
         words += span or [word]
         clauses += [clause] * len(span or [word])
         changed = changed or bool(span)
