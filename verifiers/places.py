@@ -40,7 +40,7 @@ UK_NATIONS = {"ENG": "England", "SCT": "Scotland", "WLS": "Wales", "NIR": "North
 # French village", "the African mainland"): "an American film" names no answer.
 DEMONYMS = {
     "African": "Africa", "Asian": "Asia", "European": "Europe", "North American": "North America",
-    "South American": "South America",
+    "South American": "South America", "Latin American": "Latin America",
     "American": "United States", "British": "United Kingdom", "English": "England",
     "Scottish": "Scotland", "Welsh": "Wales", "Irish": "Ireland", "French": "France",
     "German": "Germany", "Italian": "Italy", "Spanish": "Spain", "Portuguese": "Portugal",
@@ -73,8 +73,9 @@ EXTRA_REGIONS = {
 REGION_ADDITIONS = {"Western Asia": ("IR",)}
 REGION_ALIASES = {"Western Asia": ("Southwest Asia", "South-west Asia"),
                   "South-eastern Asia": ("Southeast Asia", "South-east Asia")}
-# Unions of continents.
+# Unions of continents, and of UN sub-regions.
 CONTINENT_UNIONS = {"Eurasia": ("EU", "AS"), "Americas": ("NA", "SA")}
+REGION_UNIONS = {"Latin America": ("Caribbean", "Central America", "South America")}
 _RANK = {"continent": 0, "region": 1, "country": 2, "state": 3, "county": 4, "city": 5}
 
 
@@ -196,6 +197,12 @@ def _build() -> Gazetteer:
         g.add(place, region, *REGION_ALIASES.get(region, ()))
         for iso in REGION_ADDITIONS.get(region, ()):
             g.contain(countries[iso], place)
+    for name, parts in REGION_UNIONS.items():
+        union = Place("region", name, name)
+        g.add(union, name)
+        for part in parts:
+            if part in regions:
+                g.contain(regions[part], union)
     for name, isos in EXTRA_REGIONS.items():
         place = Place("region", name, name)
         g.add(place, name)

@@ -64,9 +64,9 @@ def approximately(pred: Tokens, ref: Tokens) -> bool:
 # Units by dimension, as a factor to the SI unit (canonical spellings, see normalize.py).
 LINEAR_UNITS = {
     "length": {"metre": 1.0, "kilometre": 1000.0, "centimetre": 0.01, "millimetre": 0.001,
-               "mile": 1609.344, "foot": 0.3048, "feet": 0.3048, "fort": 0.3048,  # "ft"
-               "inch": 0.0254,
-               "inche": 0.0254, "yard": 0.9144},
+               "mile": 1609.344, "foot": 0.3048, "feet": 0.3048,
+               "fort": 0.3048,  # "ft" reads as "fort" (Ft. Worth); after a number it is feet
+               "inch": 0.0254, "inche": 0.0254, "yard": 0.9144},
     "mass": {"kilogram": 1.0, "gram": 0.001, "tonne": 1000.0, "pound": 0.45359237,
              "ounce": 0.028349523125},
 }
@@ -143,7 +143,7 @@ def agree_at_precision(a: str, b: str, loose: bool = False) -> bool:
 
 
 def significant_digits(token: str) -> int:
-    digits = token.replace(".", "").replace(",", "").lstrip("0")
+    digits = token.lstrip("-").replace(".", "").replace(",", "").lstrip("0")
     return len(digits if "." in token else digits.rstrip("0")) or 1
 
 

@@ -20,6 +20,7 @@ WHERE = "where did it happen"
     ("Paris, Texas", "the United States", "the Paris its state picks, inside the gold"),
     ("a French village", "France", "an adjective of place before a noun of place"),
     ("on the African mainland", "Senegal", "a continent's adjective"),
+    ("Latin America", "Brazil", "a union of UN sub-regions (not 'America', the US)"),
 ])
 def test_a_place_containing_or_inside_the_gold_answers_where(pred, gold, why):
     assert is_equivalent(pred, gold, question=WHERE), (why, score_answer(pred, gold, question=WHERE))

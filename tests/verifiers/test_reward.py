@@ -1,6 +1,7 @@
 """Final-answer extraction, the math path, the reward and the optional LLM judge."""
 
 import threading
+import time
 
 import pytest
 
@@ -47,15 +48,18 @@ def test_math_timeout_is_raised_not_scored_zero():
     slow_other = ("$(x+3)^{650}$", "$(x+5)^{650}$")
 
     def off_main():  # the trainer may call the reward from a worker thread
+        started = time.monotonic()
         try:
-            math_equivalent(*slow_other, timeout_s=1)
-        except MathTimeout as exc:
-            caught.append(exc)
+            caught.append(("returned", math_equivalent(*slow_other, timeout_s=1)))
+        except BaseException as exc:  # noqa: BLE001 - reported below, whatever it is
+            caught.append((type(exc).__name__, str(exc)))
+        caught.append(("after_s", round(time.monotonic() - started, 2)))
 
     t = threading.Thread(target=off_main)
     t.start()
     t.join(30)
-    assert caught and "threaded" in str(caught[0])
+    # The details say what happened if this ever fails (it failed once, unexplained).
+    assert caught and caught[0][0] == "MathTimeout" and "threaded" in caught[0][1], caught
 
 
 def test_reward_paths():
