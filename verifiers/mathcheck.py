@@ -13,6 +13,7 @@ import concurrent.futures as cf
 import logging
 import re
 import threading
+import time
 from typing import Any, Mapping
 
 log = logging.getLogger(__name__)
@@ -57,16 +58,33 @@ def _compare(pred: str, gold: str, options: Mapping[str, Any], timeout: int | No
     if targets is not None:
         kwargs["extraction_config"] = targets
     try:
-        gold_parsed = _or_empty(parse, gold, **kwargs)
-        pred_parsed = _or_empty(parse, pred, **kwargs)
-        return _or_false(
-            verify, gold_parsed, pred_parsed,
+        gold_parsed = _within(timeout, _or_empty, parse, gold, **kwargs)
+        pred_parsed = _within(timeout, _or_empty, parse, pred, **kwargs)
+        return _within(
+            timeout, _or_false, verify, gold_parsed, pred_parsed,
             float_rounding=int(options.get("precision", 6)),
             strict=bool(options.get("strict", True)),
             allow_set_relation_comp=bool(options.get("allow_set_relation_comp", False)),
             timeout_seconds=timeout, raise_on_error=True)
     except TimeoutException as exc:
         raise MathTimeout(f"math-verify timed out after {timeout}s") from exc
+
+
+# The alarm's exception can be lost: when SIGALRM arrives while Python code runs inside a
+# garbage-collector callback (hypothesis installs one; profilers do too), the exception is
+# "ignored" there and math-verify runs on to the end. A step that outlived its timeout by
+# more than the alarm's one-second grain is therefore a timeout all the same.
+_ALARM_GRAIN_S = 1.0
+
+
+def _within(timeout: int | None, fn, *args, **kwargs):
+    started = time.monotonic()
+    result = fn(*args, **kwargs)
+    took = time.monotonic() - started
+    if timeout is not None and took > timeout + _ALARM_GRAIN_S:
+        raise MathTimeout(f"math-verify took {took:.1f}s, over its {timeout}s timeout "
+                          "(the timeout alarm was lost)")
+    return result
 
 
 def _or_empty(parse, text: str, **kwargs) -> list:

@@ -264,7 +264,7 @@ def _un_regions() -> list[tuple[str, str, str, str]]:
 # Words around a place that narrow or describe it without naming another place.
 _QUALIFIERS = frozenset("""
 southern northern eastern western central southeastern southwestern northeastern
-northwestern greater downtown rural inner outer coastal central
+northwestern greater downtown rural inner outer coastal
 """.split())
 _TRAILERS = (("metropolitan", "area"), ("metro", "area"), ("area",), ("region",),
              ("metropolitan",), ("city",))
@@ -281,9 +281,9 @@ def as_place(words: tuple[str, ...]) -> list[Place]:
     for core in (tuple(words), tuple(stripped)):
         candidates += [core] + [core[:-len(t)] for t in _TRAILERS
                                 if len(core) > len(t) and core[-len(t):] == t]
-    for words in candidates:
-        found = g.find(words)
-        if found and sum(e - s for s, e, _ in found) == len(words):
+    for candidate in candidates:
+        found = g.find(candidate)
+        if found and sum(e - s for s, e, _ in found) == len(candidate):
             # "Landover, Maryland": the answer is the first place; the others place it.
             return found[0][2]
     return []

@@ -62,6 +62,21 @@ def test_math_timeout_is_raised_not_scored_zero():
     assert caught and caught[0][0] == "MathTimeout" and "threaded" in caught[0][1], caught
 
 
+def test_a_lost_timeout_alarm_is_still_a_timeout(monkeypatch):
+    """The alarm's exception can vanish (raised inside a garbage-collector callback, as
+    hypothesis installs one); math-verify then runs to the end. A step that overran its
+    timeout is reported as a timeout anyway, not as its late answer."""
+    import math_verify
+
+    def parse_that_swallows_the_alarm(text, **kwargs):
+        time.sleep(2.5)  # runs on past its 1 s, as if the alarm's exception had been lost
+        return []
+
+    monkeypatch.setattr(math_verify, "parse", parse_that_swallows_the_alarm)
+    with pytest.raises(MathTimeout, match="alarm was lost"):
+        math_equivalent("$1$", "$1$", timeout_s=1)
+
+
 def test_reward_paths():
     assert reward("...so \\boxed{\\dfrac{1}{2}}", "0.5") == 1.0
     assert reward("...so \\boxed{\\dfrac{1}{3}}", "0.5") == 0.0
