@@ -59,7 +59,8 @@ from verifiers.normalize import (
     STOPWORDS, Tokens, canonical_tokens, content_words, same_stem, squad_normalize,
 )
 from verifiers.phrases import (
-    acronym_match, expand_clippings, list_items, number, ordinal_variants, reduced_golds,
+    ORDINAL, acronym_match, expand_clippings, list_items, number, ordinal_variants,
+    reduced_golds,
 )
 from verifiers.places import place_answers
 from verifiers.quantities import (
@@ -84,7 +85,6 @@ class EquivalenceScore:
     reference: str = ""
 
 
-_ORDINAL = re.compile(r"^\d+st$")  # canonical ordinals: "6th", "sixth" -> "6st"
 _PAREN = re.compile(r"\s*\(([^()]*)\)\s*")
 
 
@@ -271,7 +271,7 @@ def _gold_words_in_clause(pred: Tokens, ref: Tokens, q_words: set[str], is_list:
     # list, since each item is part of the answer. Numbers are required: "541 million
     # years ago" shares "years ago" with "2.45 billion years ago" and is another answer.
     need = len(gold) if is_list else len(gold) // 2 + 1
-    required = {w for w in gold if number(w) is not None or _ORDINAL.match(w)}
+    required = {w for w in gold if number(w) is not None or ORDINAL.match(w)}
     by_clause: dict[int, list[int]] = {}
     for i, c in enumerate(pred.clauses):
         by_clause.setdefault(c, []).append(i)

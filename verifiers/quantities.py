@@ -99,9 +99,10 @@ def converted(pred: Tokens, ref: Tokens) -> bool:
     w = list(ref.words)
     while w and w[0] in APPROXIMATE and len(w) > 2:
         w.pop(0)
-    if len(w) != 2 or number(w[0]) is None or _unit_at(tuple(w), 0) is None:
+    gold = _unit_at(tuple(w), 0) if len(w) == 2 and number(w[0]) is not None else None
+    if gold is None:
         return False
-    dim, gold_unit = _unit_at(tuple(w), 0)
+    dim, gold_unit = gold
     gold_si, gold_factor = _to_si(number(w[0]), dim, gold_unit)
     stated = [(i, _unit_at(pred.words, i)) for i, x in enumerate(pred.words)
               if number(x) is not None and not next_to_number(pred, i)]
@@ -186,17 +187,20 @@ def date_conflict(pred: Tokens, refs: list[Tokens]) -> bool:
     alias, "late 1968", shares its year. Only when every date alias gives the month: a
     bare-year alias ("1788") accepts any day in its year."""
     dates = [d for d in (as_date(t.words) for t in refs) if d]
-    if _wrong_day(pred, dates):
+    if not dates:
+        return False
+    found = find_dates(pred.words)
+    if _wrong_day(found, dates):
         return True
     golds = [d for d in dates if d.year and d.month]
     if not golds or len(golds) < len(dates):
         return False
     years = {g.year for g in golds}
-    stated = [d for d in find_dates(pred.words) if d.year in years and d.month]
+    stated = [d for d in found if d.year in years and d.month]
     return bool(stated) and not any(d.agrees_with(g) for d in stated for g in golds)
 
 
-def _wrong_day(pred: Tokens, golds: list[Date]) -> bool:
+def _wrong_day(found: list[Date], golds: list[Date]) -> bool:
     """A full date in the month of a full gold date, on another day: "January 16, 2017" is
     wrong for "January 12, 2017", even when a coarser alias ("January 2017") would accept
     it. As for months, a bare-year alias ("2017") accepts any day in its year. (Both
@@ -204,6 +208,6 @@ def _wrong_day(pred: Tokens, golds: list[Date]) -> bool:
     days = [g for g in golds if g.year and g.month and g.day]
     if not days or any(g.month is None for g in golds):
         return False
-    stated = [d for d in find_dates(pred.words) if d.year and d.month and d.day]
+    stated = [d for d in found if d.year and d.month and d.day]
     in_month = [d for d in stated if any((g.year, g.month) == (d.year, d.month) for g in days)]
     return bool(in_month) and not any(d.agrees_with(g) for d in stated for g in days)
