@@ -9,6 +9,12 @@ thinks are also correct; each is checked against the gold with the
 equivalence rules, and any that is a genuinely different answer fails the
 question.
 
+The page index comes through the context when the caller has one
+(``CheckContext(extra={"page_index": tools})`` with datagen's ``PageTools``, whose
+BM25 index is persisted per snapshot): any object with ``search(query, k)`` returning
+hits with ``.url``/``.title`` and ``page(url) -> (title, text)``. Without one, the check
+builds its own index from the warehouse.
+
 Limits: the offline test sees entities that have their own page; an
 alternative mentioned only inside another page's text is not found.
 """
@@ -66,6 +72,39 @@ class PageIndex:
         docs, _ = self.retriever.retrieve(tokens, k=min(k, len(self.urls)), show_progress=False)
         return [int(i) for i in docs[0]]
 
+    def hits(self, query: str, k: int) -> list[tuple[str, str]]:
+        return [(self.urls[i], self.titles[i]) for i in self.search(query, k)]
+
+    def page_words(self, urls: set[str]) -> frozenset[str]:
+        return frozenset().union(*(w for u, w in zip(self.urls, self.words) if u in urls))
+
+    def words_of(self, url: str) -> frozenset[str]:
+        return self.words[self.urls.index(url)]
+
+
+@dataclass
+class InjectedIndex:
+    """Adapts a page index handed in through the context (see the module docstring);
+    canonical word sets are computed per page on first use."""
+
+    tools: Any
+    _words: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def hits(self, query: str, k: int) -> list[tuple[str, str]]:
+        return [(h.url, h.title) for h in self.tools.search(query, k)]
+
+    def words_of(self, url: str) -> frozenset[str]:
+        if url not in self._words:
+            try:
+                title, text = self.tools.page(url)
+            except KeyError:
+                title, text = "", ""
+            self._words[url] = frozenset(canonical_tokens.__wrapped__(f"{title} {text}").words)
+        return self._words[url]
+
+    def page_words(self, urls: set[str]) -> frozenset[str]:
+        return frozenset().union(*(self.words_of(u) for u in urls))
+
 
 @dataclass
 class UniqueAnswer:
@@ -81,26 +120,29 @@ class UniqueAnswer:
     def run(self, questions: Sequence[QuestionRecord], ctx: CheckContext) -> list[CheckResult]:
         if ctx.judge is not None and self.use_judge:
             return [self._with_judge(q, ctx) for q in questions]
-        if ctx.wh is None:
-            raise RuntimeError("unique_answer needs a warehouse (offline) or an LLM judge")
-        index = PageIndex.from_warehouse(ctx.wh)
+        injected = ctx.extra.get("page_index")
+        if injected is not None:
+            index: Any = InjectedIndex(injected)
+        elif ctx.wh is None:
+            raise RuntimeError("unique_answer needs a warehouse or a page index (offline) "
+                               "or an LLM judge")
+        else:
+            index = PageIndex.from_warehouse(ctx.wh)
         return [self._offline(q, index) for q in questions]
 
-    def _offline(self, q: QuestionRecord, index: PageIndex) -> CheckResult:
+    def _offline(self, q: QuestionRecord, index: Any) -> CheckResult:
         terms = set(content_words(canonical_tokens(q.question))) - {"name", "called", "known"}
         if not terms:
             return fail("question has no content words to search with")
         own = {e.url for e in q.evidence} | set(q.source_urls)
-        own_words = frozenset().union(*(w for u, w in zip(index.urls, index.words) if u in own))
-        own_cov = len(terms & own_words) / len(terms)
+        own_cov = len(terms & index.page_words(own)) / len(terms)
         alternatives = []
-        for i in index.search(q.question, self.top_k):
-            if index.urls[i] in own or is_equivalent(index.titles[i], q.answer, q.answer_aliases):
+        for url, title in index.hits(q.question, self.top_k):
+            if url in own or is_equivalent(title, q.answer, q.answer_aliases):
                 continue
-            cov = len(terms & index.words[i]) / len(terms)
+            cov = len(terms & index.words_of(url)) / len(terms)
             if cov >= self.min_coverage and cov >= own_cov:
-                alternatives.append({"title": index.titles[i], "url": index.urls[i],
-                                     "coverage": round(cov, 3)})
+                alternatives.append({"title": title, "url": url, "coverage": round(cov, 3)})
         if alternatives:
             names = ", ".join(a["title"] for a in alternatives[:3])
             return fail(f"other pages also satisfy the question: {names}",

@@ -1,0 +1,108 @@
+"""The BM25 index over stored pages, persisted under `<warehouse root>/cache/bm25/<snapshot>`.
+
+The key is the last snapshot that changed `pages`: commits of questions, verdicts or runs
+leave it valid, so a composer committing batches or a solver re-banding never rebuilds it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+INDEX_FORMAT = 1
+STOPWORDS = "en"
+# Change kinds that only add or drop rows; any other kind (schema change, compaction,
+# a table created) counts as a change of `pages`, which costs at most one rebuild.
+_ROW_CHANGES = ("tables_inserted_into", "tables_deleted_from", "inlined_insert",
+                "inlined_delete")
+
+
+def pages_snapshot(wh: Any) -> int:
+    """The id of the last snapshot whose commit touched the `pages` table."""
+    (pages_id,) = wh.con.execute(
+        "SELECT table_id FROM lake.table_info() WHERE table_name = 'pages'").fetchall()[0]
+    rows = wh.con.execute("SELECT snapshot_id, changes FROM lake.snapshots() "
+                          "ORDER BY snapshot_id DESC").fetchall()
+    for snap, changes in rows:
+        for kind, values in dict(changes or {}).items():
+            if kind not in _ROW_CHANGES or str(pages_id) in {str(v) for v in values}:
+                return int(snap)
+    return int(rows[-1][0]) if rows else 0
+
+
+def tokenize(texts: list[str]) -> list[list[str]]:
+    import bm25s
+    return bm25s.tokenize(texts, stopwords=STOPWORDS, return_ids=False, show_progress=False)
+
+
+@dataclass
+class PageIndex:
+    """BM25 over (title + text) of each stored page; `urls[i]` is document i."""
+
+    urls: list[str]
+    titles: list[str]
+    retriever: Any
+    snapshot: int
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        """(document, score) of the best `k` pages with a positive score."""
+        if not self.urls or k <= 0:
+            return []
+        tokens = tokenize([query])
+        if not tokens[0]:
+            return []
+        docs, scores = self.retriever.retrieve(tokens, k=min(k, len(self.urls)),
+                                               show_progress=False)
+        return [(int(d), float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
+
+
+def build(urls: list[str], titles: list[str], texts: list[str], snapshot: int) -> PageIndex:
+    import bm25s
+    retriever = bm25s.BM25()
+    if urls:
+        corpus = [f"{t}\n{x}" for t, x in zip(titles, texts)]
+        retriever.index(bm25s.tokenize(corpus, stopwords=STOPWORDS, show_progress=False),
+                        show_progress=False)
+    return PageIndex(urls, titles, retriever, snapshot)
+
+
+def index_dir(root: Path, snapshot: int) -> Path:
+    return Path(root) / "cache" / "bm25" / str(snapshot)
+
+
+def save(index: PageIndex, folder: Path) -> None:
+    """Write to a temporary folder, then rename: a reader never sees half an index."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = folder.with_name(f"{folder.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    if index.urls:
+        index.retriever.save(str(tmp / "bm25"))
+    meta = {"format": INDEX_FORMAT, "snapshot": index.snapshot, "urls": index.urls,
+            "titles": index.titles}
+    (tmp / "docs.json").write_text(json.dumps(meta), encoding="utf-8")
+    try:
+        tmp.rename(folder)
+    except OSError:  # another process saved the same snapshot first: theirs is as good
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load(folder: Path) -> PageIndex | None:
+    """The index saved in `folder`, or None when absent, of an older format or unreadable."""
+    import bm25s
+    try:
+        meta = json.loads((folder / "docs.json").read_text(encoding="utf-8"))
+        if meta.get("format") != INDEX_FORMAT:
+            return None
+        retriever = bm25s.BM25.load(str(folder / "bm25")) if meta["urls"] else bm25s.BM25()
+    except (OSError, ValueError, KeyError) as exc:
+        log.info("BM25 index at %s unusable (%s); rebuilding", folder, exc)
+        return None
+    return PageIndex(meta["urls"], meta["titles"], retriever, int(meta["snapshot"]))
