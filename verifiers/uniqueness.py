@@ -10,7 +10,7 @@ equivalence rules, and any that is a genuinely different answer fails the
 question.
 
 The page index comes through the context when the caller has one
-(``CheckContext(extra={"page_index": tools})`` with datagen's ``PageTools``, whose
+(``CheckContext(extra={"page_tools": tools})`` with datagen's ``PageTools``, whose
 BM25 index is persisted per snapshot): any object with ``search(query, k)`` returning
 hits with ``.url``/``.title`` and ``page(url) -> (title, text)``. Without one, the check
 builds its own index from the warehouse.
@@ -120,7 +120,7 @@ class UniqueAnswer:
     def run(self, questions: Sequence[QuestionRecord], ctx: CheckContext) -> list[CheckResult]:
         if ctx.judge is not None and self.use_judge:
             return [self._with_judge(q, ctx) for q in questions]
-        injected = ctx.extra.get("page_index")
+        injected = ctx.extra.get("page_tools") or ctx.extra.get("page_index")
         if injected is not None:
             index: Any = InjectedIndex(injected)
         elif ctx.wh is None:
