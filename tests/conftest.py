@@ -37,3 +37,74 @@ def wh(tmp_path):
     w = warehouse.open(tmp_path / "wh")
     yield w
     w.close()
+
+
+# ---- a small demo world, crawled and composed once per session (shared by several suites) ----
+DEMO_ENTITIES, DEMO_SEED = 250, 7
+
+
+@pytest.fixture(scope="session")
+def demo_site(tmp_path_factory):
+    """(site folder, World) of a 250-entity demo world; facts.jsonl there is the ground truth."""
+    from datagen.demo_world import build_world, write_world
+    out = tmp_path_factory.mktemp("demo_site")
+    world = build_world(DEMO_ENTITIES, seed=DEMO_SEED)
+    write_world(world, out)
+    return out, world
+
+
+@pytest.fixture(scope="session")
+def demo_crawled(demo_site, tmp_path_factory) -> Path:
+    """Root of a warehouse holding one crawl of `demo_site`. Read-only by convention: a test
+    that writes uses `demo_crawled_copy`."""
+    import warehouse
+    from datagen.crawl import CrawlConfig, run_crawl, serve_folder
+    root = tmp_path_factory.mktemp("demo_crawled") / "wh"
+    wh = warehouse.open(root)
+    try:
+        with serve_folder(demo_site[0]) as base:
+            run_crawl(CrawlConfig(seeds=[base + "/index.html"], allow_private=True,
+                                  global_concurrency=8, per_host_concurrency=8,
+                                  per_host_delay_s=0.0), wh)
+    finally:
+        wh.close()
+    return root
+
+
+@pytest.fixture(scope="session")
+def demo_composed(demo_crawled, tmp_path_factory) -> Path:
+    """Root of a warehouse with the crawl of `demo_site` plus seeds and composed questions
+    (embedded backend, hops 2-4, seed 0). Read-only by convention (copy it to write)."""
+    from datagen.compose import ComposeConfig, run_compose
+    root = tmp_path_factory.mktemp("demo_composed") / "wh"
+    wh = _copy_warehouse(demo_crawled, root)
+    try:
+        run_compose(wh, ComposeConfig(seed=0))
+    finally:
+        wh.close()
+    return root
+
+
+def _copy_warehouse(src: Path, dst: Path):
+    """A new warehouse at `dst` holding `src`'s pages and fetches (a DuckLake catalog records
+    its data path, so the folder itself cannot be copied)."""
+    import warehouse
+    from warehouse import FetchRecord, PageRecord
+    source = warehouse.open(src, read_only=True)
+    try:
+        tables = {t: source.sql(f"select * from {t.TABLE}") for t in (PageRecord, FetchRecord)}
+    finally:
+        source.close()
+    wh = warehouse.open(dst)
+    with wh.transaction() as tx:
+        for rtype, table in tables.items():
+            tx.append(table, rtype)
+    return wh
+
+
+@pytest.fixture
+def demo_crawled_copy(demo_crawled, tmp_path):
+    """A writable copy of `demo_crawled`, opened."""
+    w = _copy_warehouse(demo_crawled, tmp_path / "wh_copy")
+    yield w
+    w.close()
