@@ -1,0 +1,203 @@
+"""CLI commands of the pipeline: `build`, `verify`, `deploy` (kept light to import)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from datagen.cli_common import (
+    UserError, WarehouseOpt, add_command, is_tty, open_warehouse, stderr_console, user_errors,
+)
+
+STAGES = ("crawl", "compose", "verify", "band")
+ConfigOpt = Annotated[Optional[Path], typer.Option(
+    "--config", help="YAML/JSON file of BuildConfig fields (see examples/build.yaml); "
+                     "flags override it.")]
+EndpointOpt = Annotated[Optional[str], typer.Option(
+    "--endpoint", help="OpenAI-compatible endpoint for the LLM composer/solver, "
+                       "e.g. http://127.0.0.1:8000/v1.")]
+ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Model name at --endpoint.")]
+
+
+def register(app: typer.Typer) -> None:
+    add_command(app, "build", build)
+    add_command(app, "verify", verify)
+    add_command(app, "deploy", deploy)
+
+
+@user_errors
+def build(
+    seeds: Annotated[Optional[list[str]], typer.Argument(
+        help="URLs, sitemaps or folders; none: the built-in demo world (offline).")] = None,
+    config: ConfigOpt = None,
+    endpoint: EndpointOpt = None,
+    model: ModelOpt = None,
+    api_key_env: Annotated[Optional[str], typer.Option(
+        "--api-key-env", help="Environment variable that holds the endpoint's API key.")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Random seed of every stage.")] = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Run the whole pipeline: crawl -> compose -> verify -> band, resumable after a crash.
+
+    With no seeds it builds, serves and crawls the demo world, so a fresh machine gets a full
+    warehouse offline. Running it again with the same config skips finished stages.
+    """
+    cfg = _config(config, seeds=seeds or None, seed=seed, endpoint=endpoint, model_name=model,
+                  api_key_env=api_key_env)
+    root = _root(warehouse)
+    result = _run_with_progress(root, cfg)
+    _print_report(result.report, root)
+
+
+@user_errors
+def verify(
+    where: Annotated[Optional[str], typer.Option(
+        "--where", help="SQL condition over questions (default: those missing a verdict).")] = None,
+    decontamination: Annotated[str, typer.Option(
+        "--decontamination", help="hub, off, or a folder of benchmark JSONL files.")] = "hub",
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Re-run every question check (after adding one, or on questions of an older build)."""
+    from flows.config import VerifyConfig
+    from flows.verify import StageError, run_verify
+    cfg = VerifyConfig(decontamination=decontamination)
+    wh = open_warehouse(warehouse)
+    try:
+        summary = run_verify(wh, cfg, where=where, extra={"page_tools": _tools(wh)})
+    except StageError as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        wh.close()
+    typer.echo(f"checked {summary.questions} questions: {summary.passed_all} passed every check, "
+               f"{summary.verdicts} verdicts written (run {summary.run_id})")
+    for name, counts in summary.by_check.items():
+        typer.echo(f"  {name}: pass {counts['pass']} fail {counts['fail']} error {counts['error']}")
+
+
+@user_errors
+def deploy(
+    config: ConfigOpt = None,
+    cron: Annotated[Optional[str], typer.Option(
+        "--cron", help="Cron schedule of the build, e.g. '0 3 * * *' (none: on demand).")] = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Serve the build and stage flows as Prefect deployments (needs PREFECT_API_URL).
+
+    Serves until Ctrl-C or SIGTERM. Trigger a run with
+    `prefect deployment run build/datagen-build` and watch it in the Prefect UI.
+    """
+    import signal
+
+    from flows.run import serve_deployments
+    if not _api_url():
+        raise UserError("no Prefect server configured: start one with `prefect server start` "
+                        "and export PREFECT_API_URL=http://127.0.0.1:4200/api")
+    if cron is not None:
+        _check_cron(cron)
+    cfg = _config(config)
+    root = _root(warehouse)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    typer.echo(f"serving datagen-build (cron: {cron or 'none'}) and the stage flows for "
+               f"warehouse {root}; Ctrl-C to stop", err=True)
+    try:
+        serve_deployments(root, cfg, cron)
+    except KeyboardInterrupt:
+        typer.echo("stopped", err=True)
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _api_url() -> str:
+    from prefect.settings import PREFECT_API_URL
+    return PREFECT_API_URL.value() or ""
+
+
+def _check_cron(cron: str) -> None:
+    from prefect.client.schemas.schedules import CronSchedule
+    try:
+        CronSchedule(cron=cron)
+    except ValueError:
+        raise UserError(f"--cron '{cron}' is not a cron expression (e.g. '0 3 * * *')") from None
+
+
+def _config(path: Path | None, **overrides):
+    from pydantic import ValidationError
+
+    from flows.config import load_build_config
+    try:
+        return load_build_config(path, **overrides)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "config"
+        msg = err["msg"].removeprefix("Value error, ")
+        hint = " (unknown key)" if err["type"] == "extra_forbidden" else ""
+        raise UserError(f"bad build setting {where}: {msg}{hint}") from None
+
+
+def _root(warehouse: Path | None) -> Path:
+    wh = open_warehouse(warehouse)
+    root = wh.root
+    wh.close()
+    return root
+
+
+def _tools(wh):
+    from datagen.tools import PageTools
+    return PageTools.open(wh)
+
+
+def _run_with_progress(root: Path, cfg):
+    import logging
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from flows import run_build
+    logging.getLogger("prefect").setLevel(logging.WARNING)
+    columns = (TextColumn("{task.description:<8}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=stderr_console(), disable=not is_tty()) as bar:
+        tasks = {s: bar.add_task(s, total=None, start=False) for s in STAGES}
+
+        def report(stage: str, done: int, total: int) -> None:
+            bar.start_task(tasks[stage])
+            bar.update(tasks[stage], completed=done, total=max(total, done))
+        try:
+            return run_build(root, cfg, report)
+        except (UserError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # a failed stage: one line; the run row says failed + why
+            raise UserError(f"build failed: {type(exc).__name__}: {exc}") from None
+
+
+def _print_report(report: dict, root: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    console = Console(file=sys.stdout, width=max(100, Console().width))
+    table = Table(title=f"datagen build {report['build_run_id']}", title_justify="left")
+    for col in ("what", "count"):
+        table.add_column(col, justify="right" if col == "count" else "left")
+    table.add_row("pages stored", str(report["pages"]))
+    for outcome, n in report["fetches"].items():
+        table.add_row(f"fetches {outcome} (this build)", str(n))
+    table.add_row("seed questions (1 hop)", str(report["seeds"]))
+    for hops, n in report["questions_by_hops"].items():
+        table.add_row(f"questions with {hops} hops", str(n))
+    for reason, n in list(report["compose_rejected"].items())[:8]:
+        table.add_row(f"compose rejected: {reason}", str(n))
+    for what, n in list(report["verify_failed"].items())[:8]:
+        table.add_row(f"verify failed: {what}", str(n))
+    for band, n in report["train_ready_by_band"].items():
+        table.add_row(f"train_ready {band}", str(n))
+    table.add_row("train_ready", str(report["train_ready"]))
+    console.print(table)
+    stages = ", ".join(f"{k} {v['seconds']:.0f} s{' (cached)' if v['cached'] else ''}"
+                       for k, v in report["stages"].items())
+    console.print(f"stages: {stages}; decontamination {report['decontamination']}; "
+                  f"warehouse {root}")
+    from flows.report import NEXT_COMMANDS
+    console.print("next: " + "\n      ".join(NEXT_COMMANDS))

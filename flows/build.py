@@ -1,0 +1,145 @@
+"""The `build` flow: crawl -> compose -> verify -> band over one build run, one subflow each.
+
+Every stage's `runs` row names the build run as its parent. A build killed at any point and
+started again with the same config skips the stages that finished (their cached results, whose
+rows are checked in the warehouse) and resumes the one that did not (each stage skips the work
+whose rows exist), so it ends with the same questions, verdicts and bands.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from prefect import flow
+
+from flows.config import BuildConfig, config_hash
+from flows.stages import (
+    StageResult, _warehouse, band_task, compose_task, crawl_task, input_snapshot, rows_present,
+    stage_key, verify_task,
+)
+
+TASKS = {"crawl": crawl_task, "compose": compose_task, "verify": verify_task, "band": band_task}
+
+
+@dataclass
+class StageRun:
+    result: StageResult
+    seconds: float
+    cached: bool
+
+
+@dataclass
+class BuildResult:
+    run_id: str
+    stages: dict[str, StageRun] = field(default_factory=dict)
+    report: dict[str, Any] = field(default_factory=dict)
+    markdown: str = ""
+
+
+def stage_config(cfg: BuildConfig, stage: str) -> dict[str, Any]:
+    """The resolved config one stage runs with (plain JSON: it is part of the cache key)."""
+    resolved = cfg.resolved()
+    if stage == "crawl":
+        crawl = dict(cfg.crawl)
+        crawl.setdefault("resume", True)
+        return crawl if cfg.is_demo else {"seeds": cfg.seeds, **crawl}
+    return resolved[stage]
+
+
+def run_stage(stage: str, root: str, cfg: BuildConfig, build_run_id: str) -> StageRun:
+    """Run (or reuse) one stage; a cached result whose rows are gone is recomputed."""
+    stage_cfg = stage_config(cfg, stage)
+    demo = cfg.demo.model_dump() if stage == "crawl" and cfg.is_demo else None
+    extra = {"demo": demo} if stage == "crawl" else {}
+    with _warehouse(root) as wh:
+        key = stage_key(stage, root, {**stage_cfg, "demo": demo}, input_snapshot(wh, stage))
+    t0 = time.perf_counter()
+    task_fn = TASKS[stage]
+    result = task_fn(root, stage_cfg, build_run_id, key, **extra)
+    with _warehouse(root) as wh:
+        if not rows_present(wh, result):
+            result = task_fn.with_options(refresh_cache=True)(root, stage_cfg, build_run_id, key,
+                                                              **extra)
+        cached = _parent_of(wh, result.run_id) != build_run_id
+    return StageRun(result, time.perf_counter() - t0, cached)
+
+
+def _parent_of(wh, run_id: str) -> str:
+    rows = wh.sql("select parent_run_id from runs where run_id = ?", [run_id]).to_pylist()
+    return (rows[0]["parent_run_id"] or "") if rows else ""
+
+
+@flow(name="crawl")
+def crawl_flow(warehouse: str, config: dict[str, Any], parent_run_id: str = "") -> StageRun:
+    return run_stage("crawl", warehouse, BuildConfig(**config), parent_run_id)
+
+
+@flow(name="compose")
+def compose_flow(warehouse: str, config: dict[str, Any], parent_run_id: str = "") -> StageRun:
+    return run_stage("compose", warehouse, BuildConfig(**config), parent_run_id)
+
+
+@flow(name="verify")
+def verify_flow(warehouse: str, config: dict[str, Any], parent_run_id: str = "") -> StageRun:
+    return run_stage("verify", warehouse, BuildConfig(**config), parent_run_id)
+
+
+@flow(name="band")
+def band_flow(warehouse: str, config: dict[str, Any], parent_run_id: str = "") -> StageRun:
+    return run_stage("band", warehouse, BuildConfig(**config), parent_run_id)
+
+
+STAGE_FLOWS = {"crawl": crawl_flow, "compose": compose_flow, "verify": verify_flow,
+               "band": band_flow}
+
+
+@flow(name="build")
+def build_flow(warehouse: str, config: dict[str, Any]) -> BuildResult:
+    """The whole pipeline on one warehouse; the summary is also a markdown artifact."""
+    from flows.report import build_report, publish
+    cfg = BuildConfig(**config)
+    build_run_id = _start_build(warehouse, cfg)
+    out = BuildResult(build_run_id)
+    try:
+        for stage, stage_flow in STAGE_FLOWS.items():
+            out.stages[stage] = stage_flow(warehouse, config, build_run_id)
+        with _warehouse(warehouse) as wh:
+            out.report = build_report(wh, cfg, out)
+            out.markdown = publish(out)
+            wh.finish_run(build_run_id, "succeeded", out.report)
+    except BaseException as exc:
+        _fail_build(warehouse, build_run_id, exc)
+        raise
+    return out
+
+
+def _start_build(root: str, cfg: BuildConfig) -> str:
+    """A `build` run row; a killed build of the same config is the one this run resumes."""
+    resolved = cfg.resolved()
+    with _warehouse(root) as wh:
+        rows = wh.sql("select run_id, config, status from runs where kind = 'build' "
+                      "order by started_at desc").to_pylist()
+        want = config_hash(resolved)
+        earlier = next((r["run_id"] for r in rows if r["status"] in ("running", "interrupted")
+                        and _config_hash_of(r["config"]) == want), "")
+        return wh.start_run("build", resolved, resumed_from=earlier)
+
+
+def _config_hash_of(text: str) -> str:
+    import json
+    try:
+        return config_hash(json.loads(text))
+    except ValueError:
+        return ""
+
+
+def _fail_build(root: str, run_id: str, exc: BaseException) -> None:
+    """Mark the build failed (interrupted on Ctrl-C) with the reason; never hide `exc`."""
+    status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+    try:
+        with _warehouse(root) as wh:
+            wh.finish_run(run_id, status, {"error": f"{type(exc).__name__}: {exc}"})
+    except Exception:  # noqa: BLE001 - the original error propagates
+        pass

@@ -1,0 +1,79 @@
+"""The build's summary: read from the warehouse (so a resumed or cached build reports the
+same), printed as a table by the CLI and attached to the flow run as a markdown artifact."""
+
+from __future__ import annotations
+
+from typing import Any
+
+NEXT_COMMANDS = [
+    'datagen query "select band, count(*) from train_ready group by 1"',
+    'datagen query "select hops, band, count(*) from train_ready group by all order by 1, 2"',
+    "datagen export --format jsonl out/",
+    "datagen train --config examples/train_build_cpu.yaml --run-dir runs/build",
+]
+
+
+def build_report(wh, cfg, out) -> dict[str, Any]:
+    """Counts a user wants after a build, by stage, plus the time each stage took."""
+    crawl_run = out.stages["crawl"].result.run_id
+    return {
+        "build_run_id": out.run_id,
+        "pages": wh.scalar("select count(distinct url) from pages"),
+        "fetches": _pairs(wh, "select outcome, count(*) from fetches where run_id = ? "
+                          "group by 1 order by 1", [crawl_run]),
+        "questions_by_hops": _pairs(wh, "select hops, count(distinct question_id) "
+                                    "from questions group by 1 order by 1"),
+        "seeds": wh.scalar("select count(distinct question_id) from questions where hops = 1"),
+        "compose_rejected": out.stages["compose"].result.summary.get("rejected", {}),
+        "verify_failed": _pairs(wh, _FAILED_SQL),
+        "train_ready_by_band": _pairs(wh, "select band, count(*) from train_ready "
+                                      "group by 1 order by 1"),
+        "train_ready": wh.scalar("select count(*) from train_ready"),
+        "decontamination": cfg.verify.resolved(cfg.is_demo).decontamination,
+        "stages": {name: {"run_id": s.result.run_id, "seconds": round(s.seconds, 1),
+                          "cached": s.cached, "rows": s.result.rows}
+                   for name, s in out.stages.items()},
+    }
+
+
+_FAILED_SQL = """
+select check_name || ': ' || split_part(reason, ':', 1) as what, count(*) from (
+  select question_id, check_name, arg_max(status, created_at) as status,
+         arg_max(reason, created_at) as reason
+  from verdicts group by 1, 2)
+where status <> 'pass' group by 1 order by 2 desc, 1 limit 20
+"""
+
+
+def _pairs(wh, sql: str, params: list[Any] | None = None) -> dict[str, int]:
+    return {str(k): int(v) for k, v in (tuple(r.values()) for r in wh.sql(sql, params).to_pylist())}
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The summary as markdown tables (the Prefect artifact, and the run's record)."""
+    lines = [f"# datagen build `{report['build_run_id']}`", "",
+             f"Pages stored: **{report['pages']}**; seeds: **{report['seeds']}**; "
+             f"train_ready: **{report['train_ready']}**; decontamination: "
+             f"`{report['decontamination']}`", ""]
+    for title, key in (("Fetches (this build's crawl)", "fetches"),
+                       ("Questions by hops", "questions_by_hops"),
+                       ("Compose: rejected steps by reason", "compose_rejected"),
+                       ("Verify: failed by check and reason", "verify_failed"),
+                       ("train_ready by band", "train_ready_by_band")):
+        lines += [f"## {title}", "", "| | count |", "|---|---:|"]
+        lines += [f"| {k} | {v} |" for k, v in report[key].items()] or ["| (none) | 0 |"]
+        lines.append("")
+    lines += ["## Stages", "", "| stage | seconds | cached | rows | run |", "|---|---:|---|---:|---|"]
+    lines += [f"| {k} | {s['seconds']} | {s['cached']} | {s['rows']} | `{s['run_id']}` |"
+              for k, s in report["stages"].items()]
+    lines += ["", "## Next", ""] + [f"    {c}" for c in NEXT_COMMANDS]
+    return "\n".join(lines) + "\n"
+
+
+def publish(out) -> str:
+    """Attach the summary to the running flow as a markdown artifact; return the markdown."""
+    from prefect.artifacts import create_markdown_artifact
+    text = markdown(out.report)
+    create_markdown_artifact(markdown=text, key="build-summary",
+                             description=f"datagen build {out.run_id}")
+    return text

@@ -1,0 +1,32 @@
+"""Running the build flow from the CLI: Prefect's ephemeral API unless PREFECT_API_URL is set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from flows.config import BuildConfig
+
+
+def run_build(root: Path | str, cfg: BuildConfig,
+              progress: Callable[[str, int, int], None] | None = None):
+    """Run the `build` flow on the warehouse at `root`; returns its `BuildResult`."""
+    from flows.build import build_flow
+    from flows.stages import PROGRESS
+    token = PROGRESS.set(progress)
+    try:
+        return build_flow(str(root), cfg.model_dump())
+    finally:
+        PROGRESS.reset(token)
+
+
+def serve_deployments(root: Path | str, cfg: BuildConfig, cron: str | None) -> None:
+    """Serve `build` (on the cron schedule) and the stage flows as deployments until stopped."""
+    from prefect import serve
+
+    from flows.build import STAGE_FLOWS, build_flow
+    params = {"warehouse": str(root), "config": cfg.model_dump()}
+    deployments = [build_flow.to_deployment(name="datagen-build", cron=cron, parameters=params)]
+    deployments += [f.to_deployment(name=f"datagen-{name}", parameters=params)
+                    for name, f in STAGE_FLOWS.items()]
+    serve(*deployments, print_starting_message=False)

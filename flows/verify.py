@@ -1,0 +1,125 @@
+"""The verify stage: every question check of `verifiers`, in batches, one commit per batch.
+
+A rerun skips questions that already hold a verdict from every check it runs (so a build
+killed mid-verify resumes where it stopped); `where` re-checks the questions it selects.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from flows.config import VerifyConfig
+
+log = logging.getLogger(__name__)
+
+
+class StageError(Exception):
+    """A stage cannot run at all (bad setting, unreachable dependency): one clear line."""
+
+
+@dataclass
+class VerifySummary:
+    run_id: str = ""
+    questions: int = 0
+    skipped_verified: int = 0
+    passed_all: int = 0
+    verdicts: int = 0
+    by_check: dict[str, Counter] = field(default_factory=dict)  # check -> status/reason counts
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"questions": self.questions, "skipped_verified": self.skipped_verified,
+                "passed_all": self.passed_all, "verdicts": self.verdicts,
+                "by_check": {k: dict(v) for k, v in self.by_check.items()}}
+
+
+def build_checks(cfg: VerifyConfig) -> list[Any]:
+    """verifiers' default checks in their default order; near-duplicates also against the
+    stored questions; decontamination as configured (`off` leaves it out)."""
+    from verifiers import default_checks
+    from verifiers.dedup import NearDuplicates
+    source = cfg.decontamination
+    checks = default_checks(benchmarks="hub" if source in ("off", "auto") else source,
+                            threshold=cfg.near_dup_threshold)
+    out = []
+    for check in checks:
+        if check.name == "decontamination" and source == "off":
+            continue
+        if isinstance(check, NearDuplicates):
+            check.against_stored = True
+        out.append(check)
+    if source == "hub":
+        _require_hub(next(c for c in out if c.name == "decontamination"))
+    return out
+
+
+def _require_hub(check: Any) -> None:
+    """An unreachable hub must fail the stage, not turn every verdict into `error`."""
+    if not check.load().sets:
+        raise StageError("decontamination: no benchmark set could be loaded from the Hugging "
+                         "Face hub (unreachable, nothing cached); set verify.decontamination to "
+                         "a folder of benchmark JSONL files, or to off")
+
+
+def select(wh, check_names: list[str], where: str | None) -> list[Any]:
+    """The questions to check: `where` if given, else those missing a verdict of some check."""
+    from warehouse import QuestionRecord
+    if where:
+        ids = [r["question_id"] for r in wh.sql(
+            f"select distinct question_id from questions where {where}").to_pylist()]
+    else:
+        placeholders = ", ".join("?" * len(check_names))
+        ids = [r["question_id"] for r in wh.sql(
+            "select q.question_id from (select distinct question_id from questions) q "
+            "left join (select question_id, count(distinct check_name) as n from verdicts "
+            f"where check_name in ({placeholders}) group by 1) v using (question_id) "
+            "where coalesce(v.n, 0) < ? order by 1", [*check_names, len(check_names)]).to_pylist()]
+    if not ids:
+        return []
+    rows = wh.read(QuestionRecord, where=_in_list(ids))
+    newest: dict[str, Any] = {}
+    for q in sorted(rows, key=lambda r: r.created_at):
+        newest[q.question_id] = q
+    return [newest[i] for i in sorted(newest)]
+
+
+def _in_list(ids: list[str]) -> str:
+    quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in ids)
+    return f"question_id in ({quoted})"
+
+
+def run_verify(wh, cfg: VerifyConfig, *, where: str | None = None, parent_run_id: str = "",
+               extra: dict[str, Any] | None = None,
+               progress: Callable[[int, int], None] | None = None) -> VerifySummary:
+    """Check the selected questions batch by batch, as one `verify` run."""
+    from verifiers import run_checks
+    checks = build_checks(cfg)
+    names = [c.name for c in checks]
+    summary = VerifySummary()
+    with wh.run("verify", {**cfg.model_dump(), "where": where, "checks": names},
+                parent_run_id=parent_run_id) as run:
+        summary.run_id = run.run_id
+        todo = select(wh, names, where)
+        summary.questions = len(todo)
+        for start in range(0, len(todo), cfg.batch_size):
+            batch = todo[start:start + cfg.batch_size]
+            out = run_checks(wh, batch, checks, run.run_id, timeout_s=cfg.timeout_s,
+                             extra=extra)
+            _count(summary, out)
+            if progress:
+                progress(start + len(batch), len(todo))
+        run.summary = summary.as_dict()
+    return summary
+
+
+def _count(summary: VerifySummary, out: dict[str, Any]) -> None:
+    summary.passed_all += out["passed_all"]
+    summary.verdicts += out["verdicts_written"]
+    for name, counts in out["checks"].items():
+        c = summary.by_check.setdefault(name, Counter())
+        for status in ("pass", "fail", "error"):
+            c[status] += counts[status]
+        for reason, n in counts["reasons"].items():
+            c[f"reason:{reason}"] += n
