@@ -8,7 +8,8 @@
     phrases.py      parts of a descriptive gold that answer on their own; acronyms
     extract.py      final answer from a long generation (\\boxed, "Answer:", last sentence)
     mathcheck.py    math-verify with per-case options and a timeout
-    reward.py       reward(response, gold, ...) for RL; optional LLM judge
+    reward.py       reward(response, gold, ..., mode=) for RL: reward | strict | judge
+    candidates.py   what the reward mode refuses: lists, ranges, repeats, padding, coarse
     judge.py        LLMJudge over any OpenAI-compatible endpoint (off by default)
     checks.py       CheckResult, WellFormed, AnswerNotLeaked, Grounded
     uniqueness.py   UniqueAnswer (BM25 over pages offline, or the LLM judge)
@@ -29,14 +30,15 @@ from verifiers.extract import extract_final_answer
 from verifiers.judge import JudgeError, LLMJudge
 from verifiers.mathcheck import MathTimeout, math_equivalent
 from verifiers.normalize import squad_normalize
-from verifiers.reward import RewardResult, reward, score_response
+from verifiers.candidates import answer_type
+from verifiers.reward import REWARD_MODES, RewardResult, reward, score_response
 from verifiers.runner import default_checks, run_check, run_checks
 from verifiers.uniqueness import UniqueAnswer
 
 __all__ = [
     "is_equivalent", "score_answer", "EquivalenceScore", "token_f1", "squad_normalize",
     "extract_final_answer", "math_equivalent", "MathTimeout",
-    "reward", "score_response", "RewardResult", "LLMJudge", "JudgeError",
+    "reward", "score_response", "RewardResult", "REWARD_MODES", "answer_type", "LLMJudge", "JudgeError",
     "Check", "QuestionCheck", "CheckContext", "CheckResult",
     "WellFormed", "AnswerNotLeaked", "Grounded", "UniqueAnswer", "NearDuplicates",
     "SentenceEmbedder", "Decontamination", "ContaminationIndex", "DEFAULT_BENCHMARKS",

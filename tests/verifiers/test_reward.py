@@ -115,3 +115,53 @@ def test_llm_judge_failures_raise(chat_server):
     chat_server.status = 500
     with pytest.raises(JudgeError, match="failed"):
         judge.equivalent("q", "a", (), "b")
+
+
+def test_reward_modes_api():
+    from verifiers import REWARD_MODES
+    assert REWARD_MODES == ("reward", "strict", "judge")
+    listed = "Answer: Lyon, Paris or Nice"
+    assert score_response(listed, "Paris").rule == "refused_list"  # reward is the default
+    assert reward(listed, "Paris", mode="judge") == 1.0  # human raters' leniency
+    assert reward(listed, "Paris", mode="strict") == 0.0
+    assert reward("Answer: the Paris", "Paris", mode="strict") == 1.0  # SQuAD-normalised
+    assert reward("Answer: It is Paris.", "Paris", mode="strict") == 0.0
+    with pytest.raises(ValueError, match="reward, strict, judge"):
+        reward("Paris", "Paris", mode="lenient")
+
+
+@pytest.mark.parametrize("answer,gold,rule", [
+    ("1934 1935 1936", "1934", "refused_list"),
+    ("1934-1935", "1934", "refused_range"),
+    ("1934–36", "1934", "refused_range"),
+    ("between 1934 and 1936", "1934", "refused_range"),
+    ("Paris, Paris", "Paris", "refused_repeat"),
+    ("0008", "8", "refused_zero_padding"),
+    ("the 1930s", "1934", "refused_coarse"),
+    ("Barack Obama (or George Bush)", "Barack Obama", "refused_list"),
+    ("Lyon and Paris", "Paris", "refused_list"),
+    ('["Lyon", "Paris"]', "Paris", "refused_list"),
+    ("- Lyon\n- Paris\n- Nice", "Paris", "refused_list"),
+    ("Paris " + "lorem ipsum dolor sit amet consectetur adipiscing elit sed", "Paris",
+     "refused_padding"),
+    ("x " * 150 + "Paris", "Paris", "refused_padding"),
+])
+def test_reward_mode_refuses_what_the_judge_accepts(answer, gold, rule):
+    result = score_response(answer, gold)
+    assert (result.reward, result.rule) == (0.0, rule)
+    assert reward(answer, gold, mode="judge") == 1.0
+
+
+@pytest.mark.parametrize("answer,gold,aliases,question", [
+    ("The novel 1984 was written by George Orwell.", "George Orwell", (), "Who wrote the novel 1984?"),
+    ("10-12 years", "10–12 years", (), None),
+    ("Simon & Garfunkel", "Simon & Garfunkel", (), None),
+    ("330 m (1,083 ft)", "330 m", (), None),
+    ("It was built in 1934.", "1934", (), "When was it built?"),
+    ("January 26, 1788", "26 January 1788", (), None),
+    ("W. C. Röntgen", "Wilhelm Conrad Röntgen", (), None),
+    ("the Big Apple", "New York City", ("the Big Apple",), None),
+])
+def test_reward_mode_still_pays_genuine_equivalents(answer, gold, aliases, question):
+    result = score_response(answer, gold, aliases, question)
+    assert result.reward == 1.0, result

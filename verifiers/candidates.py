@@ -1,0 +1,219 @@
+"""What the reward mode refuses: several candidates, padding, and coarse answers.
+
+Human raters accept a long answer that contains the gold, and ``is_equivalent``
+(the judging mode) follows them. An RL policy would learn to exploit that: list
+guesses ("Paris, Lyon, Nice"), runs or ranges of numbers ("1934 1935 1936",
+"1934-36"), repeats ("7 7 7"), zero padding ("0008"), filler around the answer,
+or a coarser answer than asked ("the 1930s" for 1934). :func:`refusal` names the
+form, or returns "" when the answer offers one candidate.
+
+A candidate is a part of the answer, cut at list separators (``, ; / | &``,
+"and", "or", "nor", "either", brackets, newlines, bullets, JSON arrays), that is
+of the gold's type (:func:`answer_type`): a year, number or date for such golds,
+a capitalised word for a title-case name, any content word not in the question
+for the rest. Occurrences of the gold and its aliases are cut out first, so
+"Simon & Garfunkel" or "10–12 years" stay one candidate. Several candidates are
+refused only when they are different answers: "330 m (1,083 ft)" is one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Sequence
+
+from verifiers.dates import as_date, find_dates
+from verifiers.normalize import STOPWORDS, canonical_tokens, squad_normalize
+from verifiers.periods import as_year, find_spans, find_years
+from verifiers.phrases import list_items, number
+
+ANSWER_TYPES = ("year", "number", "date", "name", "other")
+MAX_EXTRA_WORDS = 8
+MAX_CHARS = 200
+# Words of the usual answer frames ("the answer is", "it was", "I think it is"): they
+# cost nothing; any other word not in the question or the gold counts as padding.
+FRAME_WORDS = frozenset("""
+answer answers final correct correctly think believe guess say said would will can
+called named known name located situated born died held took place happened released
+because since therefore thus hence so well ok okay yes sure certainly definitely
+""".split())
+HEDGES = frozenset({"maybe", "perhaps", "possibly", "probably", "likely", "either", "neither",
+                    "both", "also", "or", "and", "nor", "between", "from"})
+
+_MASK = "\ue000"  # a masked gold occurrence: one private-use character, neither word nor digit
+_BULLET = re.compile(r"(?m)^\s*(?:[-*•·‣▪–]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s+")
+_SEPARATORS = re.compile(
+    r"[;|/&\n()\[\]{}]|,(?!\d{3}(?!\d))|\s[-–—]\s"
+    r"|(?<![\w-])(?:and|or|nor|either|neither|versus|vs\.?|plus)(?![\w-])", re.IGNORECASE)
+_NUM = r"\d[\d,.]*\d|\d"
+_RANGE = re.compile(
+    rf"(?<![\w.])(?:{_NUM})\s*(?:[-–—]|to|through|till|until|thru)\s*(?:{_NUM})(?![\w])"
+    rf"|between\s+(?:{_NUM})\s+and\s+(?:{_NUM})", re.IGNORECASE)
+_RUN = re.compile(rf"(?<![\w.,])(?:{_NUM})(?:\s+(?:{_NUM}))+(?![\w.,]*\d)")
+_ZERO_PADDED = re.compile(r"(?<![\w.,])0\d+(?![.,]?\d)")
+_MONTH = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?")
+_DATE = re.compile(rf"\b(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{3,4}}"
+                   rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+\d{{3,4}}"
+                   rf"|\d{{4}}-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}[/.]\d{{1,2}}[/.]\d{{2,4}})\b",
+                   re.IGNORECASE)
+
+
+def answer_type(gold: str) -> str:
+    """year | number | date | name | other, from the gold's written form."""
+    words = canonical_tokens(gold).words
+    if not words:
+        return "other"
+    if as_year(words) is not None:
+        return "year"
+    date = as_date(words)
+    if date is not None and (date.month or date.day):
+        return "date"
+    nums = [w for w in words if number(w) is not None]
+    if nums and len(words) <= len(nums) + 2:
+        return "number"
+    if _title_case(gold):
+        return "name"
+    return "other"
+
+
+def _title_case(text: str) -> bool:
+    letters = [w for w in re.findall(r"[^\W\d_][\w'’.-]*", text) if w.lower() not in STOPWORDS]
+    return bool(letters) and all(w[0].isupper() for w in letters)
+
+
+def refusal(answer: str, gold: str, aliases: Sequence[str] = (), question: str | None = None,
+            *, max_extra_words: int = MAX_EXTRA_WORDS, max_chars: int = MAX_CHARS) -> str:
+    """The refusal rule for ``answer`` ("refused_list", "refused_padding", …) or ""."""
+    refs = [r for r in (gold, *aliases) if r and r.strip()]
+    kind = answer_type(gold)
+    masked = _mask(answer, refs)
+    if kind in ("year", "number", "date") and _ZERO_PADDED.search(_DATE.sub(" ", masked)):
+        return "refused_zero_padding"
+    words = canonical_tokens(answer).words
+    if any(words == canonical_tokens(r).words for r in refs):
+        return ""  # the gold itself, however it is written ("10-12 years" for "10–12 years")
+    if len(answer) > max_chars:
+        return "refused_padding"
+    if _extra_words(answer, refs, question) > max_extra_words:
+        return "refused_padding"
+    if _repeated(answer, refs):
+        return "refused_repeat"
+    if kind in ("year", "number", "date"):
+        numeric = _DATE.sub(" date ", masked).replace(_MASK, "1")  # the gold is a number here
+        if _RANGE.search(numeric):
+            return "refused_range"
+        if _RUN.search(numeric):
+            return "refused_list"
+    if _several(masked, refs, question, kind):
+        return "refused_list"
+    return ""
+
+
+def coarser(answer: str, gold: str, aliases: Sequence[str] = ()) -> bool:
+    """The answer states a period or date less precise than every gold that is a year
+    or date: "the 1930s" or "the 20th century" for 1934, "2018" for "May 18, 2018"."""
+    words = canonical_tokens(answer).words
+    dates = [d for d in find_dates(words) if d.year is not None]
+    if dates:
+        pred_precision = max(_precision(d) for d in dates)
+    elif find_spans(words):
+        pred_precision = 0  # a decade or a century, no year
+    else:
+        return False
+    golds = []
+    for ref in (gold, *aliases):
+        w = canonical_tokens(ref).words
+        d = as_date(w)
+        if as_year(w) is not None:
+            golds.append(1)
+        elif d is not None and d.year is not None:
+            golds.append(_precision(d))
+        else:
+            return False  # a gold that is no date (or a period itself) says nothing here
+    return bool(golds) and pred_precision < min(golds)
+
+
+def _precision(d) -> int:
+    return 1 + (d.month is not None) + (d.day is not None)
+
+
+def _extra_words(answer: str, refs: list[str], question: str | None) -> int:
+    """Words in neither the question, the golds, the answer frames nor STOPWORDS."""
+    known = set(canonical_tokens(question or "").words)
+    for ref in refs:
+        known |= set(canonical_tokens(ref).words)
+    return sum(1 for w in canonical_tokens(answer).words
+               if w not in known and w not in STOPWORDS and w not in FRAME_WORDS
+               and w not in HEDGES)
+
+
+def _repeated(answer: str, refs: list[str]) -> bool:
+    """The gold written twice or more and nothing else ("7 7 7", "Paris, Paris")."""
+    words = [w for w in canonical_tokens(answer).words if w not in HEDGES]
+    for ref in refs:
+        gold = canonical_tokens(ref).words
+        n = len(gold)
+        if n and len(words) >= 2 * n and len(words) % n == 0 and all(
+                tuple(words[i:i + n]) == gold for i in range(0, len(words), n)):
+            return True
+    return False
+
+
+def _mask(answer: str, refs: list[str]) -> str:
+    """The answer with each written occurrence of a gold or alias as one mask character."""
+    for ref in sorted(refs, key=len, reverse=True):
+        pattern = r"\s+".join(re.escape(p) for p in ref.split())
+        pattern = re.sub(r"\\?[-–—]", r"\\s*[-–—]\\s*", pattern)
+        answer = re.sub(rf"(?<!\w){pattern}(?!\w)", _MASK, answer, flags=re.IGNORECASE)
+    return answer
+
+
+def split_candidates(text: str) -> list[str]:
+    """The parts of an answer cut at list separators; a JSON array gives its items."""
+    stripped = text.strip()
+    if stripped.startswith("[") and stripped.endswith("]"):
+        try:
+            items = json.loads(stripped)
+            if isinstance(items, list):
+                return [str(x).strip() for x in items if str(x).strip()]
+        except ValueError:
+            pass
+    text = _BULLET.sub("\n", text)
+    text = _DATE.sub(lambda m: m.group().replace(",", " "), text)
+    return [p.strip(" \t.:\"'`*") for p in _SEPARATORS.split(text) if p and p.strip(" \t.:\"'`*")]
+
+
+def _several(masked: str, refs: list[str], question: str | None, kind: str) -> bool:
+    """Two or more candidates of the gold's type, at least one of them not the gold."""
+    parts = split_candidates(masked)
+    if len(parts) < 2:
+        return False
+    q_words = set(canonical_tokens(question or "").words)
+    items = {squad_normalize(x) for r in refs for x in (r, *list_items(r))}
+    candidates = [p for p in parts if _MASK in p or _of_type(p, kind, q_words)]
+    if len(candidates) < 2:
+        return False
+    from verifiers.equivalence import is_equivalent
+    gold, aliases = refs[0], tuple(refs[1:])
+    right = [_MASK in p or squad_normalize(p) in items
+             or is_equivalent(p, gold, aliases, question) for p in candidates]
+    return any(right) and not all(right)
+
+
+def _of_type(part: str, kind: str, q_words: set[str]) -> bool:
+    words = canonical_tokens(part).words
+    fresh = [w for w in words if w not in q_words and w not in STOPWORDS
+             and w not in FRAME_WORDS and w not in HEDGES]
+    if not fresh:
+        return False
+    if kind == "year":
+        return bool(find_years(words) or find_spans(words))
+    if kind == "date":
+        return bool(find_dates(words) or find_spans(words))
+    if kind == "number":
+        return any(number(w) is not None for w in fresh)
+    if kind == "name":
+        return any(w[:1].isupper() and w not in ("I",) for w in re.findall(r"[^\W\d_]+", part)
+                   if w.lower() not in q_words and w.lower() not in HEDGES
+                   and w.lower() not in FRAME_WORDS and w.lower() not in STOPWORDS)
+    return True
