@@ -11,11 +11,15 @@ from flows.config import BuildConfig
 def run_build(root: Path | str, cfg: BuildConfig,
               progress: Callable[[str, int, int], None] | None = None):
     """Run the `build` flow on the warehouse at `root`; returns its `BuildResult`."""
+    from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, temporary_settings
+
     from flows.build import build_flow
     from flows.stages import PROGRESS
     token = PROGRESS.set(progress)
+    # A busy 2-core machine can take longer than Prefect's 20 s to start its ephemeral API.
     try:
-        return build_flow(str(root), cfg.model_dump())
+        with temporary_settings({PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: 180}):
+            return build_flow(str(root), cfg.model_dump())
     finally:
         PROGRESS.reset(token)
 
