@@ -11,7 +11,7 @@ import pytest
 from datagen.crawl import run_crawl, serve_folder
 from datagen.crawl.extract import decode, extract_html
 from tests.crawl.conftest import fast_config
-from tests.crawl import wikispeedia_site as ws
+from datagen.sites import load_wikispeedia, title_of, write_wikispeedia_site
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.integration]
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ def wikispeedia_crawl(tmp_path_factory):
     if not src.is_dir():
         pytest.skip(f"needs {src}")
     tmp = tmp_path_factory.mktemp("wikispeedia")
-    site = ws.build_site(src, tmp / "site")
+    site = write_wikispeedia_site(src, tmp / "site")
     wh = warehouse.open(tmp / "wh")
     with serve_folder(site, subprocess=True) as base:
         summary = run_crawl(fast_config([base + "/index.html"], extract_processes=2,
@@ -71,30 +71,44 @@ def wikispeedia_crawl(tmp_path_factory):
 
 def test_crawl_reaches_every_article_and_meets_dead_links(wikispeedia_crawl):
     src, base, summary, pages = wikispeedia_crawl
-    articles, _, _ = ws.load(src)
-    reached = {ws.article_of(p["url"], base) for p in pages} - {None}
+    articles, _, _ = load_wikispeedia(src)
+    reached = {title_of(p["url"]) for p in pages} - {None}
     assert reached == set(articles) and len(articles) == 334
     assert summary.by_reason[("failed", "http_404")] > 0  # links leaving the subset
 
 
 def test_link_graph_matches_links_tsv_and_human_paths(wikispeedia_crawl):
     src, base, summary, pages = wikispeedia_crawl
-    articles, links, paths = ws.load(src)
+    articles, links, paths = load_wikispeedia(src)
     inside = set(articles)
     truth = {(s, t) for s in links for t in links[s] if s in inside and t in inside}
     got = set()
     for p in pages:
-        s = ws.article_of(p["url"], base)
+        s = title_of(p["url"])
         for link in p["links"] or ():
-            t = ws.article_of(link["url"], base)
+            t = title_of(link["url"])
             if s in inside and t in inside:
                 got.add((s, t))
     precision = len(got & truth) / len(got)
     recall = len(got & truth) / len(truth)
-    steps = [st for path in paths for st in ws.path_steps(path)]
+    steps = [st for path in paths for st in path_steps(path)]
     covered = sum(st in got for st in steps)
     print(f"wikispeedia: {len(truth)} internal links, precision {precision:.4f}, "
           f"recall {recall:.4f}; human path steps {covered}/{len(steps)} in {len(paths)} paths")
     assert len(truth) == 2761 and len(paths) == 166
     assert precision == 1.0 and recall == 1.0
     assert covered == len(steps)
+
+
+def path_steps(path: list[str]) -> list[tuple[str, str]]:
+    """Clicks of a human path; '<' is a back-click to the previous page (not a link)."""
+    stack: list[str] = []
+    steps = []
+    for node in path:
+        if node == "<":
+            stack.pop()
+            continue
+        if stack:
+            steps.append((stack[-1], node))
+        stack.append(node)
+    return steps
