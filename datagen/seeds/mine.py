@@ -1,0 +1,186 @@
+"""Facts from stored pages, each with a verbatim quote of the page's stored text.
+
+Three sources: infobox tables (`datagen.demo_world.read_infobox`; on demo pages each label
+names a relation), sentences that name another stored page (`pages.links`), and prose
+patterns (the lead 'X is a Y' sentence, dates in parentheses, 'was founded in 1923').
+A fact whose value no sentence of the stored text states verbatim is dropped and counted.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from typing import Iterable
+from urllib.parse import urljoin
+
+from datagen.seeds import patterns
+from datagen.seeds.records import Fact, Page
+from warehouse import Evidence
+
+log = logging.getLogger(__name__)
+
+MAX_QUOTE_WORDS = 60
+
+
+def mine_pages(pages: Iterable[Page], counts: Counter | None = None) -> list[Fact]:
+    """Every fact of every page, in page order; `counts` gathers dropped facts by reason."""
+    pages = list(pages)
+    counts = counts if counts is not None else Counter()
+    titles = {p.url: p.title for p in pages}
+    facts: list[Fact] = []
+    for page in pages:
+        found = mine_page(page, titles, counts)
+        if not found:
+            counts["page_without_facts"] += 1
+        facts.extend(found)
+    return facts
+
+
+def mine_page(page: Page, titles: dict[str, str], counts: Counter) -> list[Fact]:
+    """The facts of one page: infobox rows, then prose patterns, then link sentences."""
+    sents = _candidate_sentences(page)
+    squashed = " ".join(page.text.split())
+    facts = _infobox_facts(page, sents, squashed, counts)
+    facts += _prose_facts(page, sents, {f.relation for f in facts})
+    if not any(f.source == "infobox" for f in facts):
+        facts += _link_facts(page, sents, titles)
+    seen, out = set(), []
+    for f in facts:
+        if f.key not in seen:
+            seen.add(f.key)
+            out.append(f)
+    return out
+
+
+def _candidate_sentences(page: Page) -> list[str]:
+    """Sentences of the page's paragraphs (from its HTML where stored, else its text) that
+    occur verbatim, up to whitespace, in the stored text."""
+    squashed = " ".join(page.text.split())
+    found = patterns.sentences(page.text)
+    if page.html and "<p" in page.html:
+        found = _paragraph_sentences(page.html) + found
+    out, seen = [], set()
+    for s in found:
+        if s not in seen and s in squashed and len(s.split()) <= MAX_QUOTE_WORDS:
+            seen.add(s)
+            out.append(s)
+    return out
+
+
+def _paragraph_sentences(html: str) -> list[str]:
+    import lxml.html
+    try:
+        tree = lxml.html.fromstring(html)
+    except (ValueError, lxml.etree.ParserError):
+        return []
+    out = []
+    for p in tree.iter("p"):
+        out.extend(patterns.sentences(p.text_content()))
+    return out
+
+
+def _word_in(value: str, sentence: str) -> bool:
+    return re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", sentence) is not None
+
+
+def quote_for(title: str, value: str, sents: list[str]) -> str | None:
+    """The shortest sentence stating `value`, preferring one that names the subject."""
+    hits = [s for s in sents if _word_in(value, s)]
+    named = [s for s in hits if title in s]
+    pool = named or hits
+    return min(pool, key=len) if pool else None
+
+
+def _infobox_facts(page: Page, sents: list[str], squashed: str, counts: Counter) -> list[Fact]:
+    if not page.html or "infobox" not in page.html:
+        return []
+    from datagen.demo_world import RELATIONS, read_infobox
+    _, rows = read_infobox(page.html)
+    facts = []
+    for row in rows:
+        if row.relation is None or not row.value:
+            continue
+        vtype = RELATIONS[row.relation][1]
+        quote = quote_for(page.title, row.value, sents) or _row_quote(row, squashed)
+        if quote is None:
+            counts["no_verbatim_quote"] += 1
+            continue
+        facts.append(Fact(page.title, page.url, row.relation, row.value, vtype,
+                          Evidence(page.url, quote), "infobox",
+                          urljoin(page.url, row.href) if row.href else None,
+                          typed_value(row.value, vtype)))
+    return facts
+
+
+def _row_quote(row, squashed: str) -> str | None:
+    """The infobox row as it stands in the stored text ('Capital | Kiarport')."""
+    m = re.search(re.escape(row.label) + r"[\s|:]{1,6}" + re.escape(row.value), squashed)
+    return m.group(0) if m else None
+
+
+def typed_value(value: str, vtype: str) -> int | str | None:
+    if vtype in ("year", "number"):
+        digits = value.replace(",", "")
+        return int(digits) if digits.isdigit() else None
+    if vtype == "date":
+        return patterns.parse_date(value)
+    return None
+
+
+def _prose_facts(page: Page, sents: list[str], have: set[str]) -> list[Fact]:
+    facts: list[Fact] = []
+    if sents:
+        first = next((s for s in sents[:3] if patterns.lead(s, page.title)), None)
+        if first:
+            np, _, _ = patterns.lead(first, page.title)
+            facts.append(Fact(page.title, page.url, "is_a", np, "string",
+                              Evidence(page.url, first), "prose"))
+    for s in sents[:40]:
+        if not patterns.about_subject(s, page.title):
+            continue
+        facts += _date_facts(page, s, have)
+        found = patterns.year_verb(s)
+        if found and found[0] not in have:
+            rel, year, _ = found
+            facts.append(Fact(page.title, page.url, rel, str(year), "year",
+                              Evidence(page.url, s), "prose", typed=year))
+    return facts
+
+
+def _date_facts(page: Page, s: str, have: set[str]) -> list[Fact]:
+    m = patterns.PAREN_DATES.search(s)
+    if not m or "born_on" in have:
+        return []
+    out = []
+    for rel, group in (("born_on", "a"), ("died_on", "b")):
+        value = m.group(group)
+        iso = patterns.parse_date(value) if value else None
+        if iso:
+            out.append(Fact(page.title, page.url, rel, value, "date", Evidence(page.url, s),
+                            "prose", typed=iso))
+    return out
+
+
+def _link_facts(page: Page, sents: list[str], titles: dict[str, str]) -> list[Fact]:
+    """One fact per linked stored page: the first sentence naming it (not in a list of names)."""
+    facts, done = [], set()
+    for url, anchor in page.links:
+        target = titles.get(url)
+        if not target or url == page.url or url in done:
+            continue
+        for s in sents:
+            name = target if _word_in(target, s) else anchor if anchor and _word_in(anchor, s) else None
+            if name and not _in_list(name, s, titles.values()):
+                done.add(url)
+                facts.append(Fact(page.title, page.url, "link", name, "entity",
+                                  Evidence(page.url, s), "link", url, sentence=s))
+                break
+    return facts
+
+
+def _in_list(name: str, sentence: str, all_titles: Iterable[str]) -> bool:
+    """Is `name` one item of an enumeration ('A, B and C') of names? Its answer is not unique."""
+    at = sentence.find(name)
+    around = sentence[max(0, at - 3):at] + "|" + sentence[at + len(name):at + len(name) + 5]
+    return bool(re.search(r",\s*\||\|\s*,|\band\s*\||\|\s*and\b|\|\s*or\b", around))

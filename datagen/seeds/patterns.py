@@ -1,0 +1,82 @@
+"""Sentence splitting and the prose patterns seed mining reads (dates, years, lead sentences)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December"]
+_MONTH = "(?:" + "|".join(MONTHS) + ")"
+# "16 July 1966", "July 16, 1966"
+DATE = rf"(?:\d{{1,2}} {_MONTH} \d{{3,4}}|{_MONTH} \d{{1,2}}, \d{{3,4}})"
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_LEAD = re.compile(r"^(?P<subj>[^()]{1,100}?)(?:\s*\((?P<paren>[^)]*)\))?,?\s+"
+                   r"(?P<verb>is|was|are|were)\s+(?P<np>(?:a|an|the)\s+[^;]{3,160}?)\.?$")
+_NOUN_CUT = re.compile(r"\s(?:in|of|from|for|that|which|who|whose|with|by|based|located|"
+                       r"known|best|and|at|on|published|founded|directed|written|"
+                       r"released|born)\s|,|\s\(")
+PAREN_DATES = re.compile(rf"\((?:born\s+)?(?P<a>{DATE})(?:\s*[–-]\s*(?P<b>{DATE}))?\)")
+PAREN_BORN = re.compile(rf"\(born\s+(?P<a>{DATE})\)")
+YEAR_VERBS = {"founded": "founded_year", "established": "founded_year",
+              "formed": "founded_year", "incorporated": "founded_year",
+              "released": "released_year", "premiered": "released_year",
+              "published": "published_year", "opened": "opened_year",
+              "built": "built_year", "completed": "completed_year",
+              "launched": "launched_year", "born": "born_year", "died": "died_year"}
+_YEAR_VERB = re.compile(r"\b(?:was|were|is|has been)\s+(?:first\s+)?(?P<verb>"
+                        + "|".join(YEAR_VERBS) + r")\s+in\s+(?P<year>1\d{3}|20\d{2})\b")
+PRONOUNS = ("He ", "She ", "It ", "They ", "The film ", "The band ", "The company ",
+            "The magazine ", "The album ", "The book ", "The novel ", "The city ", "The town ")
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a text, whitespace squashed (line breaks also end a sentence)."""
+    out = []
+    for line in text.splitlines():
+        for s in _SPLIT.split(" ".join(line.split())):
+            if s:
+                out.append(s)
+    return out
+
+
+def parse_date(text: str) -> str | None:
+    """ISO form of '16 July 1966' or 'July 16, 1966'; None when it is not a date."""
+    for fmt in ("%d %B %Y", "%B %d, %Y"):
+        try:
+            return dt.datetime.strptime(text, fmt).date().isoformat()
+        except ValueError:
+            continue
+    return None
+
+
+def lead(sentence: str, title: str) -> tuple[str, str, str] | None:
+    """(noun phrase without article, head noun, verb) of a lead 'X is a/an/the Y' sentence
+    whose subject is the page's title; None otherwise."""
+    m = _LEAD.match(sentence)
+    if not m or not _same_subject(m.group("subj"), title):
+        return None
+    np = re.sub(r"^(?:a|an|the)\s+", "", m.group("np")).strip().rstrip(".")
+    head = _NOUN_CUT.split(" " + np + " ", maxsplit=1)[0].strip()
+    if not head or len(head.split()) > 6:
+        return None
+    return np, head, m.group("verb")
+
+
+def _same_subject(subj: str, title: str) -> bool:
+    s, t = subj.strip().lower(), re.sub(r"\s*\(.*\)$", "", title).strip().lower()
+    return bool(t) and (s == t or s.startswith(t) or t.startswith(s) and len(s) > 3)
+
+
+def about_subject(sentence: str, title: str) -> bool:
+    """Does the sentence speak about the page's subject (by name or a leading pronoun)?"""
+    bare = re.sub(r"\s*\(.*\)$", "", title).strip()
+    return sentence.startswith(bare) or sentence.startswith(PRONOUNS)
+
+
+def year_verb(sentence: str) -> tuple[str, int, str] | None:
+    """(relation, year, verb) of 'X was founded in 1923' and the like."""
+    m = _YEAR_VERB.search(sentence)
+    if not m:
+        return None
+    return YEAR_VERBS[m.group("verb")], int(m.group("year")), m.group("verb")

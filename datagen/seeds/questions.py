@@ -1,0 +1,142 @@
+"""Seed questions: one fact each, worded from the relation's phrasings (no model).
+
+A seed is a one-hop `Chain`: an `Ask` about a named entity ('When was Thiaburg founded?'),
+the entity itself described by one fact ('Which city has a population of 52,314?'), or a
+cloze of a sentence that names another page ('Ed Wood is a film directed by which
+filmmaker?'). Which phrasing a fact gets is drawn from a generator keyed on the fact's
+content and the run's seed, so the same pages and seed give the same seeds in any process.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from datagen.seeds import wording
+from datagen.seeds.chain import Ask, Chain, Clause, Literal, Node
+from datagen.seeds.records import ANSWER_TYPES, Fact
+from datagen.seeds.store import FactStore
+from warehouse import content_id
+
+# literal relations worth a 'which entity ...' seed (their values are near unique)
+SELF_RELATIONS = ("born_on", "held_on", "population", "employees", "attendance", "area_km2",
+                  "currency", "died_on")
+_PRONOUN = re.compile(r"^(He|She|It|They|The (?:film|band|company|magazine|album|book|novel|"
+                      r"city|town))\b")
+
+
+@dataclass
+class Seed:
+    chain: Chain
+    fact: Fact
+    source: str          # infobox | link | prose
+
+
+def fact_rng(seed: int, fact: Fact, salt: str = "") -> random.Random:
+    """A generator keyed on the fact's content (never its URL: a served site's port varies)."""
+    return random.Random(content_id(seed, fact.subject, fact.relation, fact.value, salt))
+
+
+def make_seeds(store: FactStore, seed: int = 0) -> list[Seed]:
+    """Seed chains for every fact that can be asked about, in fact order."""
+    out: list[Seed] = []
+    for f in store.facts:
+        rng = fact_rng(seed, f)
+        made = _seed(f, store, rng)
+        if made is not None:
+            out.append(Seed(made, f, f.source))
+        if f.relation in SELF_RELATIONS:
+            described = _self_seed(f, store, fact_rng(seed, f, "self"))
+            if described is not None:
+                out.append(Seed(described, f, f.source))
+        if f.relation == "is_a" and f.subject_url not in store.structured:
+            described = is_a_seed(f, store, rng)
+            if described is not None:
+                out.append(Seed(described, f, f.source))
+    return out
+
+
+def _seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
+    if f.relation == "link":
+        return link_seed(f, store, rng)
+    templates = wording.templates_for(f.relation, prose=f.source == "prose")
+    if not templates:
+        return None
+    root = Node(f.subject, f.subject_url, store.noun(f.subject_url))
+    noun = store.noun(f.object_url)
+    usable = [t for t in templates if noun or "{an}" not in t]
+    ask = Ask(f.relation, rng.choice(usable), f.value, ANSWER_TYPES[f.value_type],
+              f.evidence, f.object_url, answer_noun=noun,
+              verb=wording.YEAR_VERB_RELATIONS.get(f.relation, ""))
+    return Chain(ask, root)
+
+
+def literal_of(f: Fact) -> Literal:
+    return Literal(f.value, f.value_type, f.typed)
+
+
+def _self_seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
+    templates = wording.clause_templates(f.relation, "out")
+    noun = store.noun(f.subject_url)
+    if not templates or not noun:
+        return None
+    clause = Clause(f.relation, "out", literal_of(f), rng.choice(templates), f.evidence,
+                    f.subject_url)
+    root = Node(f.subject, f.subject_url, noun, [clause])
+    ask = Ask("self", rng.choice(wording.ASKS["self"]), f.subject, "entity", f.evidence,
+              f.subject_url, answer_noun=noun)
+    return Chain(ask, root)
+
+
+def is_a_clause(f: Fact, store: FactStore) -> Clause:
+    """The lead sentence's noun phrase as a clause; a stored page it names becomes a node
+    (so a later INJECT can describe it in turn)."""
+    np = f.value
+    for link in store.by_subject.get(f.subject_url, []):
+        if link.relation == "link" and link.object_url and re.search(
+                r"(?<!\w)" + re.escape(link.value) + r"(?!\w)", np):
+            template = np.replace(link.value, "{v}", 1)
+            target = Node(link.value, link.object_url, store.noun(link.object_url))
+            return Clause("is_a", "out", target, template, f.evidence, f.subject_url)
+    return Clause("is_a", "out", Literal(np, "string"), "{v}", f.evidence, f.subject_url)
+
+
+def is_a_seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
+    """'What is the name of the American literary periodical published in Philadelphia?'"""
+    if len(f.value.split()) < 3:
+        return None  # 'a city', 'an actor': never unique
+    root = Node(f.subject, f.subject_url, "", [is_a_clause(f, store)])
+    templates = [t for t in wording.ASKS["self"] if "{an}" not in t]
+    ask = Ask("self", rng.choice(templates), f.subject, "entity", f.evidence, f.subject_url)
+    return Chain(ask, root)
+
+
+def link_seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
+    """A cloze of the sentence: the linked name becomes the question phrase, the subject's
+    mention becomes the slot {e} that INJECT can describe."""
+    s = f.sentence.rstrip(" .!")
+    at = s.find(f.value)
+    if at < 0 or s.count(f.value) > 1 or "{" in s or "}" in s:
+        return None
+    before, after = s[:at], s[at + len(f.value):]
+    subject = re.sub(r"\s*\(.*\)$", "", f.subject)
+    if subject and subject in before:
+        before = before.replace(subject, "{e}", 1)
+    elif subject and subject in after:
+        after = after.replace(subject, "{e}", 1)
+    elif _PRONOUN.match(before):
+        before = _PRONOUN.sub("{e}", before, count=1)
+    else:
+        return None
+    noun = store.noun(f.object_url) or "one"
+    wh_word = "whom" if store.facts_of(f.object_url or "", "born_on") else "what"
+    template = rng.choice(wording.ASKS["link"])
+    cloze = {"cloze_which": f"{before}which {noun}{after}", "cloze_wh": f"{before}{wh_word}{after}",
+             "cloze_blank": f"{before}___{after}"}
+    key = template.strip("{}?").split("}")[0]
+    text = (cloze[key] + "?" if key in cloze else
+            template.replace("{cloze_blank}", cloze["cloze_blank"]).replace("{an}", noun))
+    root = Node(f.subject, f.subject_url, store.noun(f.subject_url))
+    ask = Ask("link", text, f.value, "entity", f.evidence, f.object_url, answer_noun=noun)
+    return Chain(ask, root)
