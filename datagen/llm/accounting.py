@@ -1,0 +1,93 @@
+"""Every call becomes an `llm_calls` row; totals go into the stage's summary.
+
+Rows are buffered and written in batches (one DuckLake commit per batch, not per call);
+`flush()` runs in the caller's thread, never on the client's event loop, because a
+warehouse connection must not be used from two threads at once.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from datagen.llm.types import ChatRequest, ChatResult
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+@dataclass
+class Totals:
+    """Counters for `runs.summary` and the stage summary."""
+
+    calls: int = 0
+    ok: int = 0
+    failed: int = 0
+    cached: int = 0
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: collections.Counter = field(default_factory=collections.Counter)
+    structured: collections.Counter = field(default_factory=collections.Counter)
+
+    def add(self, result: ChatResult) -> None:
+        self.calls += 1
+        setattr(self, result.status, getattr(self, result.status) + 1)
+        self.attempts += result.attempts
+        self.prompt_tokens += result.prompt_tokens
+        self.completion_tokens += result.completion_tokens
+        if result.error:
+            self.errors[result.error_code] += 1
+        if result.structured:
+            self.structured[result.structured] += 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"calls": self.calls, "ok": self.ok, "failed": self.failed, "cached": self.cached,
+                "attempts": self.attempts, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "errors": dict(self.errors),
+                "structured": dict(self.structured)}
+
+
+class CallLog:
+    """Buffered `llm_calls` rows for one run, plus its totals."""
+
+    def __init__(self, wh=None, run_id: str = "", endpoint: str = "", model: str = "",
+                 flush_every: int = 256):
+        self.wh, self.run_id, self.endpoint, self.model = wh, run_id, endpoint, model
+        self.flush_every = flush_every
+        self.totals = Totals()
+        self._rows: list[Any] = []
+        self._lock = threading.Lock()
+
+    def record(self, req: ChatRequest, result: ChatResult) -> None:
+        """Count the call and queue its row (thread-safe; called from the event loop)."""
+        with self._lock:
+            self.totals.add(result)
+            if self.wh is not None:
+                self._rows.append((req, result, utcnow()))
+
+    def _row(self, req: ChatRequest, result: ChatResult, created_at):
+        from warehouse import LLMCallRecord
+        return LLMCallRecord(
+            run_id=self.run_id, purpose=req.purpose, item_id=req.item_id,
+            endpoint=self.endpoint, model=self.model, request_key=result.request_key, n=req.n,
+            status=result.status, error=result.error, attempts=result.attempts,
+            latency_ms=result.latency_ms, prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens, cached=result.status == "cached",
+            created_at=created_at)
+
+    def maybe_flush(self) -> None:
+        if len(self._rows) >= self.flush_every:
+            self.flush()
+
+    def flush(self) -> int:
+        """Write the queued rows in one commit; returns how many."""
+        with self._lock:
+            rows, self._rows = self._rows, []
+        if rows and self.wh is not None:
+            self.wh.append([self._row(*r) for r in rows], run_id=self.run_id or None)
+        return len(rows)

@@ -1,0 +1,58 @@
+"""The on-disk answer cache: an identical request (same model, messages, sampling
+parameters, n, seed, schema and round) replays its stored answer at no cost; a new round
+index draws new samples. One JSON file per key, written atomically."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from datagen.llm.types import ChatRequest, ChatResult, Sample
+
+CACHE_VERSION = 1
+
+
+def request_key(model: str, req: ChatRequest) -> str:
+    """A stable hash of everything that shapes the answer (not purpose or item_id)."""
+    payload = {
+        "v": CACHE_VERSION, "model": model, "messages": list(req.messages), "n": req.n,
+        "temperature": req.temperature, "top_p": req.top_p, "max_tokens": req.max_tokens,
+        "stop": list(req.stop), "seed": req.seed, "schema": req.schema, "round": req.round,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+class DiskCache:
+    """`root/<key[:2]>/<key>.json`; only successful results are stored."""
+
+    def __init__(self, root: Path | str):
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> ChatResult | None:
+        path = self._path(key)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+            return None  # a damaged entry is a miss, and is overwritten by the fresh answer
+        samples = tuple(Sample(**s) for s in data["samples"])
+        return ChatResult(request_key=key, status="cached", samples=samples,
+                          structured=data.get("structured", ""))
+
+    def put(self, result: ChatResult) -> None:
+        path = self._path(result.request_key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data: dict[str, Any] = {"samples": [dataclasses.asdict(s) for s in result.samples],
+                                "structured": result.structured}
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False)
+        os.replace(tmp, path)
