@@ -52,7 +52,7 @@ RETRIED = [
 def test_transient_faults_are_retried(llm_server, code, make):
     fault = make()
     llm_server.respond = first_then(fault)
-    ep = fast_endpoint(llm_server.base_url, timeout_s=0.5)
+    ep = fast_endpoint(llm_server.base_url, timeout_s=1.0)
     t0 = time.monotonic()
     with ChatClient(ep) as client:
         result = client.chat(ChatRequest(user("q")))
