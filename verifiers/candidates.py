@@ -35,7 +35,7 @@ MAX_CHARS = 200
 FRAME_WORDS = frozenset("""
 answer answers final correct correctly think believe guess say said would will can
 called named known name located situated born died held took place happened released
-because since therefore thus hence so well ok okay yes sure certainly definitely
+because since therefore thus hence so well ok okay sure certainly definitely
 """.split())
 HEDGES = frozenset({"maybe", "perhaps", "possibly", "probably", "likely", "either", "neither",
                     "both", "also", "or", "and", "nor", "between", "from"})
@@ -128,8 +128,8 @@ def coarser(answer: str, gold: str, aliases: Sequence[str] = ()) -> bool:
             golds.append(1)
         elif d is not None and d.year is not None:
             golds.append(_precision(d))
-        else:
-            return False  # a gold that is no date (or a period itself) says nothing here
+        elif find_spans(w) and as_date(w) is None:
+            return False  # a gold that is a period itself accepts that precision
     return bool(golds) and pred_precision < min(golds)
 
 
@@ -151,7 +151,7 @@ def _repeated(answer: str, refs: list[str]) -> bool:
     """The gold written twice or more and nothing else ("7 7 7", "Paris, Paris")."""
     words = [w for w in canonical_tokens(answer).words if w not in HEDGES]
     for ref in refs:
-        gold = canonical_tokens(ref).words
+        gold = tuple(w for w in canonical_tokens(ref).words if w not in HEDGES)
         n = len(gold)
         if n and len(words) >= 2 * n and len(words) % n == 0 and all(
                 tuple(words[i:i + n]) == gold for i in range(0, len(words), n)):
@@ -202,8 +202,8 @@ def _several(masked: str, refs: list[str], question: str | None, kind: str) -> b
 
 def _of_type(part: str, kind: str, q_words: set[str]) -> bool:
     words = canonical_tokens(part).words
-    fresh = [w for w in words if w not in q_words and w not in STOPWORDS
-             and w not in FRAME_WORDS and w not in HEDGES]
+    fresh = [w for w in words if w not in q_words and w not in FRAME_WORDS and w not in HEDGES
+             and (kind == "other" or w not in STOPWORDS)]
     if not fresh:
         return False
     if kind == "year":

@@ -14,6 +14,12 @@ _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _ANSWER_LINE = re.compile(r"\b(?:final\s+answer|answer)(?:\s+is)?\s*\**\s*[:：]\s*(.+)",
                           re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+# A full stop that ends an initial or a title, not a sentence: "Hugh S. Johnson", "Dr. Carver".
+_NOT_AN_END = re.compile(r"(?:^|\W)(?:[A-Z]|Dr|Mr|Mrs|Ms|Mt|St|Ft|Jr|Sr|Gen|Col|Lt|Capt|Sgt|Prof|Rev|"
+                         r"Hon|Gov|Sen|Rep|Pres|Gen|No|Nos|vs|Vol|Ch|Fig|Inc|Co|Corp|Ltd|U\.S|"
+                         r"U\.K|D\.C|a\.m|p\.m|e\.g|i\.e|etc)\.$")
+# A list that closes the response ("- A\n- B", "1. A\n2. B"): the whole list is the answer.
+_LIST_LINE = re.compile(r"^\s*(?:[-*•·‣▪]|\(?\d{1,2}[.)])\s+\S")
 
 
 def boxed_contents(text: str) -> list[str]:
@@ -52,9 +58,32 @@ def extract_final_answer(response: str) -> str:
     lines = _ANSWER_LINE.findall(text)
     if lines:
         return lines[-1].strip().strip("*_ ").strip()
-    return last_sentence(text)
+    return final_list(text) or last_sentence(text)
+
+
+def final_list(text: str) -> str:
+    """The bulleted or numbered list the text ends with (two items or more), else "".
+
+    >>> final_list("Candidates:\\n1. Lyon\\n2. Paris")
+    '1. Lyon\\n2. Paris'
+    """
+    lines = [x for x in text.strip().splitlines() if x.strip()]
+    k = len(lines)
+    while k > 0 and _LIST_LINE.match(lines[k - 1]):
+        k -= 1
+    return "\n".join(x.strip() for x in lines[k:]) if len(lines) - k >= 2 else ""
 
 
 def last_sentence(text: str) -> str:
-    parts = [p.strip() for p in _SENTENCE_END.split(text.strip()) if p.strip()]
+    """The last sentence; a full stop after an initial or a title ends none.
+
+    >>> last_sentence("It was found in 1848. It was James W. Marshall.")
+    'It was James W. Marshall.'
+    """
+    parts: list[str] = []
+    for part in (p.strip() for p in _SENTENCE_END.split(text.strip()) if p.strip()):
+        if parts and _NOT_AN_END.search(parts[-1]):
+            parts[-1] += " " + part
+        else:
+            parts.append(part)
     return parts[-1] if parts else ""

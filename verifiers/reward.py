@@ -28,8 +28,6 @@ from verifiers.mathcheck import DEFAULT_TIMEOUT_S, looks_mathematical, math_equi
 from verifiers.normalize import squad_normalize
 
 REWARD_MODES = ("reward", "strict", "judge")
-# Rules of the judging mode that accept a less precise answer than a year or date gold.
-_COARSE_RULES = frozenset({"date", "period"})
 
 
 @dataclass(frozen=True)
@@ -65,13 +63,15 @@ def score_response(response: str, gold: str, aliases: Sequence[str] = (),
     if latex_gold or (looks_mathematical(answer) and any(looks_mathematical(g) for g in golds)):
         ok = any(math_equivalent(answer, (boxed_contents(g) or [g])[-1], math_options, timeout_s)
                  for g in golds)
+        if ok and mode == "reward" and not latex_gold and coarser(answer, gold, aliases):
+            return RewardResult(0.0, answer, "refused_coarse")  # "2016" for "April 2016"
         if ok or latex_gold:
             # A LaTeX gold is settled by math-verify alone: word rules would find
             # "\\sqrt{n+1}" inside "\\frac{n+2}{\\sqrt{n+1}}".
             return RewardResult(float(ok), answer, "math")
     score = score_answer(answer, gold, aliases, question)
     if score.equivalent:
-        if mode == "reward" and score.rule in _COARSE_RULES and coarser(answer, gold, aliases):
+        if mode == "reward" and score.rule != "exact" and coarser(answer, gold, aliases):
             return RewardResult(0.0, answer, "refused_coarse")
         return RewardResult(1.0, answer, score.rule)
     if judge is not None and score.rule == "no_match":
@@ -81,7 +81,8 @@ def score_response(response: str, gold: str, aliases: Sequence[str] = (),
 
 
 def _latex(text: str) -> bool:
-    return any(ch in text for ch in "\\^{}$")
+    """LaTeX markup; a lone "$" is a currency sign ("$2.18 billion"), not math mode."""
+    return any(ch in text for ch in "\\^{}") or text.count("$") >= 2
 
 
 def reward(response: str, gold: str, aliases: Sequence[str] = (), question: str | None = None,

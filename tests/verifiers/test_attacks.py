@@ -1,0 +1,48 @@
+"""The reward mode against a generated adversarial set (issue 11, "Must show").
+
+The set is generated from the golds of EVOUNA-NQ and NQ301 (verifiers/attacks.py):
+each gold listed among golds of other questions of its type, in every form a
+policy could try, plus padded and coarser answers. A sample of forms per gold
+keeps the test under a minute; the benchmark scores every form of every gold.
+"""
+
+import pytest
+
+from verifiers.agreement import load_evouna, load_nq301
+from verifiers.attacks import FORMS, attack_rates, build_attacks
+from verifiers.equivalence import is_equivalent
+from verifiers.reward import score_response
+
+pytestmark = pytest.mark.shared_data
+
+
+@pytest.fixture(scope="module")
+def attacks():
+    from tests.conftest import SHARED_DATA  # the shared_data fixture is per test
+    folder = SHARED_DATA / "answer_equivalence"
+    rows = load_evouna(folder / "evouna_nq.json") + load_nq301(folder / "nq301_human_judgments.jsonl")
+    return build_attacks(rows, seed=0, forms_per_gold=4)
+
+
+def _pays(a):
+    return score_response(a.prediction, a.gold, a.aliases, a.question).reward > 0
+
+
+def test_reward_mode_pays_almost_none_of_the_generated_attacks(attacks):
+    assert {a.kind for a in attacks} == {"year", "number", "date", "name", "other"}
+    assert {a.form for a in attacks} == set(FORMS)  # every form is generated
+    rates = attack_rates(attacks, _pays)
+    table = {k: f"{p}/{n}" for k, (p, n) in sorted(rates.items())}
+    paid, n = rates["all"]
+    assert n > 10000 and paid / n <= 0.01, table
+    small = {k for k, (_, n) in rates.items() if n < 100}
+    for form, (paid, n) in rates.items():
+        # A form with few golds of its type (ranges need years or numbers) may pay for one.
+        assert paid / n <= 0.02 or (form in small and paid <= 1), (form, table)
+
+
+def test_the_judging_mode_pays_for_many_of_them(attacks):
+    """The set is a real test: the lenient mode accepts a large share of it."""
+    sample = attacks[::10]
+    judged = sum(is_equivalent(a.prediction, a.gold, a.aliases, a.question) for a in sample)
+    assert judged / len(sample) > 0.3
