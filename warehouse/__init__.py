@@ -8,6 +8,7 @@
     export.py    Parquet / JSONL / HF datasets / verl exports (`datagen export`)
     reader.py    the trainer's streaming reader (StreamReader, TrainItem)
     maintain.py  compaction, snapshot expiry, file cleanup (`datagen maintain`)
+    migrate.py   additive schema migrations on a writable open
 """
 
 from warehouse.core import Warehouse, redact
@@ -18,8 +19,8 @@ from warehouse.errors import (
 )
 from warehouse.reader import StreamReader, TrainItem
 from warehouse.schema import (
-    BANDS, DifficultyRecord, Evidence, FetchRecord, Link, PageRecord, QuestionRecord, Record,
-    RolloutRecord, RunRecord, VerdictRecord, content_id,
+    BANDS, DifficultyRecord, Evidence, FetchRecord, Link, LLMCallRecord, PageRecord,
+    QuestionRecord, Record, RolloutRecord, RunRecord, VerdictRecord, content_id,
 )
 
 __all__ = [
@@ -28,5 +29,5 @@ __all__ = [
     "CorruptWarehouse", "ReadOnlyViolation", "CommitConflict", "QueryRefused", "QueryError",
     "StreamReader", "TrainItem",
     "Record", "FetchRecord", "PageRecord", "QuestionRecord", "VerdictRecord",
-    "DifficultyRecord", "RolloutRecord", "RunRecord", "Evidence", "Link", "BANDS", "content_id",
+    "DifficultyRecord", "RolloutRecord", "RunRecord", "LLMCallRecord", "Evidence", "Link", "BANDS", "content_id",
 ]

@@ -23,9 +23,7 @@ from typing import Any, Iterator, Sequence
 import pyarrow as pa
 
 from warehouse import errors
-from warehouse.schema import (
-    RECORD_TYPES, TRAIN_READY_SQL, Record, RunRecord, to_arrow, utcnow,
-)
+from warehouse.schema import RECORD_TYPES, Record, RunRecord, conform, to_arrow, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -198,21 +196,14 @@ class Warehouse:
 
     # ---- schema ----------------------------------------------------------------------
 
-    def ensure_schema(self) -> None:
-        """Create missing tables and the train_ready view, and record schema versions."""
-        def create(con):
-            con.execute(f"CREATE TABLE IF NOT EXISTS {LAKE}.schema_versions "
-                        "(table_name VARCHAR, version INTEGER)")
-            known = dict(con.execute(f"SELECT table_name, version FROM {LAKE}.schema_versions").fetchall())
-            for name, rtype in RECORD_TYPES.items():
-                cols = ", ".join(f'"{f.name}" {arrow_to_sql_type(f.type)}' for f in rtype.SCHEMA)
-                con.execute(f"CREATE TABLE IF NOT EXISTS {LAKE}.{name} ({cols})")
-                if name not in known:
-                    con.execute(f"INSERT INTO {LAKE}.schema_versions VALUES (?, ?)",
-                                [name, rtype.SCHEMA_VERSION])
-            con.execute(TRAIN_READY_SQL.format(lake=LAKE))
-        self.commit(create)
-        self._set_storage_options()
+    def ensure_schema(self) -> list:
+        """Create missing tables and columns and the train_ready view (additive migrations,
+        warehouse/migrate.py); refuse what cannot be migrated. Read-only: check only."""
+        from warehouse import migrate
+        steps = migrate.prepare(self)
+        if steps and not self.read_only:
+            self._set_storage_options()
+        return steps
 
     def _set_storage_options(self) -> None:
         """Parquet codecs: lz4 for the tables that are queried all the time (decodes ~20 %
@@ -222,35 +213,6 @@ class Warehouse:
         for table in ("pages", "fetches"):
             self.con.execute(f"CALL {LAKE}.set_option('parquet_compression', 'zstd', "
                              f"table_name => '{table}')")
-
-    def check_schema(self) -> None:
-        """Raise SchemaMismatch naming the table when the stored schema is not the code's."""
-        cols: dict[str, dict[str, str]] = {}
-        for table, col, sql_type in self.con.execute(
-                "SELECT table_name, column_name, data_type FROM duckdb_columns() "
-                "WHERE database_name = ?", [LAKE]).fetchall():
-            cols.setdefault(table, {})[col] = sql_type
-        if "schema_versions" not in cols:
-            raise errors.SchemaMismatch(f"warehouse {self.root} has no schema_versions table; "
-                                        "it was not created by this tool or is damaged")
-        stored = dict(self.con.execute(f"SELECT table_name, version FROM {LAKE}.schema_versions").fetchall())
-        for name, rtype in RECORD_TYPES.items():
-            if name not in cols:
-                raise errors.SchemaMismatch(f"warehouse {self.root}: table {name!r} is missing")
-            if stored.get(name) != rtype.SCHEMA_VERSION:
-                raise errors.SchemaMismatch(
-                    f"warehouse {self.root}: table {name!r} has schema version {stored.get(name)}, "
-                    f"this code expects {rtype.SCHEMA_VERSION}; export it with the old version "
-                    "or create a new warehouse")
-            for f in rtype.SCHEMA:
-                if f.name not in cols[name]:
-                    raise errors.SchemaMismatch(
-                        f"warehouse {self.root}: table {name!r} lacks column {f.name!r}")
-                want, have = _norm_type(arrow_to_sql_type(f.type)), _norm_type(cols[name][f.name])
-                if want != have:
-                    raise errors.SchemaMismatch(
-                        f"warehouse {self.root}: column {name}.{f.name} is {have}, "
-                        f"this code expects {want}")
 
     # ---- writing ---------------------------------------------------------------------
 
@@ -465,7 +427,7 @@ class Transaction:
         if isinstance(records, pa.Table):
             if record_type is None:
                 raise TypeError("append(pa.Table) needs record_type")
-            table = records.select(record_type.SCHEMA.names).cast(record_type.SCHEMA)
+            table = conform(records, record_type)
         else:
             records = list(records)
             if not records:
@@ -485,10 +447,6 @@ class Transaction:
                 con.execute(f"INSERT INTO {LAKE}.{name} BY NAME SELECT * FROM {view}")
             finally:
                 con.unregister(view)
-
-
-def _norm_type(sql_type: str) -> str:
-    return sql_type.replace('"', "").replace("TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE").upper()
 
 
 def _is_retryable(exc: Exception) -> bool:

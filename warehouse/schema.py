@@ -4,6 +4,12 @@ Each table in DESIGN.md §3 has one frozen dataclass here, an explicit Arrow
 schema and a schema version. Writers build records, readers get records back,
 and nothing lets Parquet guess a type from the first rows.
 
+A record's Arrow schema is derived from its dataclass fields (`@record`), so the two are
+written once: str -> string, int -> int32 (ARROW_TYPES overrides a field, e.g. int64),
+float -> float64, bool, datetime -> timestamp[us, UTC], tuple[X, ...] -> list<X>.
+Adding a field (with a default) is an additive change: opening a warehouse for writing
+adds the column (warehouse/migrate.py); bump SCHEMA_VERSION so the history says when.
+
 This module holds no logic beyond record <-> Arrow conversion.
 """
 
@@ -14,6 +20,8 @@ import datetime as dt
 import hashlib
 import json
 from dataclasses import dataclass, field
+import types
+import typing
 from typing import Any, ClassVar, Iterable, Sequence
 
 import pyarrow as pa
@@ -27,6 +35,9 @@ BANDS = ("too_easy", "easy", "medium", "hard", "too_hard")
 VERDICT_STATUSES = ("pass", "fail", "error")
 FETCH_OUTCOMES = ("stored", "skipped", "failed")
 RUN_STATUSES = ("running", "succeeded", "failed", "interrupted")
+DIFFICULTY_SOURCES = ("solver", "training")
+LLM_CALL_STATUSES = ("ok", "failed", "cached")
+ANSWER_TYPES = ("", "year", "number", "date", "entity", "other")
 
 
 def utcnow() -> dt.datetime:
@@ -61,17 +72,51 @@ class Record:
     TABLE: ClassVar[str]
     SCHEMA: ClassVar[pa.Schema]
     SCHEMA_VERSION: ClassVar[int]
+    ARROW_TYPES: ClassVar[dict[str, pa.DataType]] = {}
 
     def to_row(self) -> dict[str, Any]:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_row(cls, row: dict[str, Any]):
+        """A record from a stored row. NULL in a column added by a migration (rows written
+        before it existed) reads as the field's default, e.g. "" or 0."""
         kwargs = {}
         for f in dataclasses.fields(cls):
-            if f.name in row:
-                kwargs[f.name] = _revive(cls, f.name, row[f.name])
+            if f.name not in row:
+                continue
+            if row[f.name] is None and f.default not in (dataclasses.MISSING, None):
+                continue
+            kwargs[f.name] = _revive(cls, f.name, row[f.name])
         return cls(**kwargs)
+
+
+def record(cls: type[Record]) -> type[Record]:
+    """Make `cls` a frozen dataclass and derive its Arrow SCHEMA from its fields."""
+    cls = dataclass(frozen=True)(cls)
+    hints = typing.get_type_hints(cls)
+    cls.SCHEMA = pa.schema([(f.name, cls.ARROW_TYPES.get(f.name) or _arrow_type(hints[f.name]))
+                            for f in dataclasses.fields(cls)])
+    return cls
+
+
+_SCALARS = {str: pa.string(), int: pa.int32(), float: pa.float64(), bool: pa.bool_()}
+
+
+def _arrow_type(hint: Any) -> pa.DataType:
+    """The Arrow type for a field's annotation (Optional[X] is X: every column is nullable)."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return _arrow_type(args[0])
+    if typing.get_origin(hint) is tuple:
+        return pa.list_(_arrow_type(args[0]))
+    if hint in _SCALARS:
+        return _SCALARS[hint]
+    if hint is dt.datetime:
+        return TS
+    if hint in (Evidence, Link):
+        return EVIDENCE if hint is Evidence else LINK
+    raise TypeError(f"no Arrow type for field annotation {hint!r}")
 
 
 def _plain(value: Any) -> Any:
@@ -92,7 +137,7 @@ def _revive(cls: type, name: str, value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True)
+@record
 class FetchRecord(Record):
     """One URL the crawler attempted (stored, skipped or failed, with the reason)."""
 
@@ -111,15 +156,10 @@ class FetchRecord(Record):
 
     TABLE: ClassVar[str] = "fetches"
     SCHEMA_VERSION: ClassVar[int] = 1
-    SCHEMA: ClassVar[pa.Schema] = pa.schema([
-        ("url", pa.string()), ("final_url", pa.string()), ("http_status", pa.int32()),
-        ("outcome", pa.string()), ("reason", pa.string()), ("bytes", pa.int64()),
-        ("elapsed_ms", pa.float64()), ("fetched_at", TS), ("content_type", pa.string()),
-        ("depth", pa.int32()), ("run_id", pa.string()), ("created_at", TS),
-    ])
+    ARROW_TYPES: ClassVar[dict[str, pa.DataType]] = {"bytes": pa.int64()}
 
 
-@dataclass(frozen=True)
+@record
 class PageRecord(Record):
     """A stored page: extracted main text plus what later stages need (links, licence)."""
 
@@ -140,16 +180,9 @@ class PageRecord(Record):
 
     TABLE: ClassVar[str] = "pages"
     SCHEMA_VERSION: ClassVar[int] = 1
-    SCHEMA: ClassVar[pa.Schema] = pa.schema([
-        ("url", pa.string()), ("title", pa.string()), ("text", pa.string()),
-        ("content_hash", pa.string()), ("fetched_at", TS), ("final_url", pa.string()),
-        ("links", pa.list_(LINK)), ("license", pa.string()), ("language", pa.string()),
-        ("etag", pa.string()), ("last_modified", pa.string()), ("html", pa.string()),
-        ("run_id", pa.string()), ("created_at", TS),
-    ])
 
 
-@dataclass(frozen=True)
+@record
 class QuestionRecord(Record):
     """A (seed or composed) question with its answer, evidence and composing trace."""
 
@@ -167,20 +200,13 @@ class QuestionRecord(Record):
     trace: str = ""  # JSON: the composing steps, for audit
     run_id: str = ""
     created_at: dt.datetime = field(default_factory=utcnow)
+    answer_type: str = ""  # one of ANSWER_TYPES; "" = unknown
 
     TABLE: ClassVar[str] = "questions"
-    SCHEMA_VERSION: ClassVar[int] = 1
-    SCHEMA: ClassVar[pa.Schema] = pa.schema([
-        ("question_id", pa.string()), ("question", pa.string()), ("answer", pa.string()),
-        ("answer_aliases", pa.list_(pa.string())), ("hops", pa.int32()),
-        ("actions", pa.list_(pa.string())), ("evidence", pa.list_(EVIDENCE)),
-        ("source_urls", pa.list_(pa.string())), ("parent_id", pa.string()),
-        ("composer", pa.string()), ("backend", pa.string()), ("trace", pa.string()),
-        ("run_id", pa.string()), ("created_at", TS),
-    ])
+    SCHEMA_VERSION: ClassVar[int] = 2
 
 
-@dataclass(frozen=True)
+@record
 class VerdictRecord(Record):
     """One check's decision on one question: pass, fail or error, with a reason."""
 
@@ -194,14 +220,9 @@ class VerdictRecord(Record):
 
     TABLE: ClassVar[str] = "verdicts"
     SCHEMA_VERSION: ClassVar[int] = 1
-    SCHEMA: ClassVar[pa.Schema] = pa.schema([
-        ("question_id", pa.string()), ("check_name", pa.string()), ("status", pa.string()),
-        ("reason", pa.string()), ("details", pa.string()), ("run_id", pa.string()),
-        ("created_at", TS),
-    ])
 
 
-@dataclass(frozen=True)
+@record
 class DifficultyRecord(Record):
     """A pass-rate estimate for a question and the band it puts the question in."""
 
@@ -216,18 +237,13 @@ class DifficultyRecord(Record):
     source: str = "solver"  # "solver" or "training"
     run_id: str = ""
     created_at: dt.datetime = field(default_factory=utcnow)
+    details: str = ""  # JSON of the attempts, for audit
 
     TABLE: ClassVar[str] = "difficulty"
-    SCHEMA_VERSION: ClassVar[int] = 1
-    SCHEMA: ClassVar[pa.Schema] = pa.schema([
-        ("question_id", pa.string()), ("solver", pa.string()), ("k", pa.int32()),
-        ("n_correct", pa.int32()), ("pass_rate", pa.float64()), ("band", pa.string()),
-        ("pass_rate_low", pa.float64()), ("pass_rate_high", pa.float64()),
-        ("source", pa.string()), ("run_id", pa.string()), ("created_at", TS),
-    ])
+    SCHEMA_VERSION: ClassVar[int] = 2
 
 
-@dataclass(frozen=True)
+@record
 class RolloutRecord(Record):
     """One finished training episode: the outcome that flows back to difficulty."""
 
@@ -241,18 +257,14 @@ class RolloutRecord(Record):
     trained: bool = False
     run_id: str = ""
     created_at: dt.datetime = field(default_factory=utcnow)
+    n_tool_calls: int = 0
 
     TABLE: ClassVar[str] = "rollouts"
-    SCHEMA_VERSION: ClassVar[int] = 1
-    SCHEMA: ClassVar[pa.Schema] = pa.schema([
-        ("question_id", pa.string()), ("policy_version", pa.int64()), ("reward", pa.float64()),
-        ("n_turns", pa.int32()), ("episode_id", pa.string()), ("completion_tokens", pa.int32()),
-        ("staleness", pa.int32()), ("trained", pa.bool_()), ("run_id", pa.string()),
-        ("created_at", TS),
-    ])
+    SCHEMA_VERSION: ClassVar[int] = 2
+    ARROW_TYPES: ClassVar[dict[str, pa.DataType]] = {"policy_version": pa.int64()}
 
 
-@dataclass(frozen=True)
+@record
 class RunRecord(Record):
     """Lineage: one run of one stage, its resolved config (secrets redacted) and outcome."""
 
@@ -265,24 +277,46 @@ class RunRecord(Record):
     status: str = "running"
     summary: str = ""  # JSON counters written at the end
     created_at: dt.datetime = field(default_factory=utcnow)
+    parent_run_id: str = ""  # a stage run's build run
+    resumed_from: str = ""  # the run this one resumed
 
     TABLE: ClassVar[str] = "runs"
+    SCHEMA_VERSION: ClassVar[int] = 2
+
+
+@record
+class LLMCallRecord(Record):
+    """One call to an LLM endpoint (or one answered from the cache): cost and failure audit."""
+
+    run_id: str
+    purpose: str
+    item_id: str = ""
+    endpoint: str = ""
+    model: str = ""
+    request_key: str = ""
+    n: int = 1
+    status: str = "ok"  # one of LLM_CALL_STATUSES
+    error: str = ""
+    attempts: int = 1
+    latency_ms: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    created_at: dt.datetime = field(default_factory=utcnow)
+
+    TABLE: ClassVar[str] = "llm_calls"
     SCHEMA_VERSION: ClassVar[int] = 1
-    SCHEMA: ClassVar[pa.Schema] = pa.schema([
-        ("run_id", pa.string()), ("kind", pa.string()), ("config", pa.string()),
-        ("code_version", pa.string()), ("started_at", TS), ("finished_at", TS),
-        ("status", pa.string()), ("summary", pa.string()), ("created_at", TS),
-    ])
 
 
 RECORD_TYPES: dict[str, type[Record]] = {
     r.TABLE: r
     for r in (FetchRecord, PageRecord, QuestionRecord, VerdictRecord, DifficultyRecord,
-              RolloutRecord, RunRecord)
+              RolloutRecord, RunRecord, LLMCallRecord)
 }
 
 # The trainer's view: questions whose latest verdict for every check is `pass`
 # (and that have at least one verdict), with the band of their latest difficulty row.
+TRAIN_READY_VERSION = 2  # bump when TRAIN_READY_SQL changes: writers then recreate the view
 TRAIN_READY_SQL = """
 CREATE OR REPLACE VIEW {lake}.train_ready AS
 WITH latest_verdicts AS (
@@ -300,10 +334,13 @@ WITH latest_verdicts AS (
     SELECT question_id, arg_max(question, created_at) AS question,
            arg_max(answer, created_at) AS answer,
            arg_max(answer_aliases, created_at) AS answer_aliases,
+           arg_max(hops, created_at) AS hops,
+           coalesce(arg_max(answer_type, created_at), '') AS answer_type,
            max(created_at) AS created_at
     FROM {lake}.questions GROUP BY question_id
 )
-SELECT q.question_id, q.question, q.answer, q.answer_aliases, d.band, d.pass_rate, q.created_at
+SELECT q.question_id, q.question, q.answer, q.answer_aliases, d.band, d.pass_rate, q.created_at,
+       q.hops, q.answer_type
 FROM latest_question q
 JOIN verified v USING (question_id)
 JOIN latest_difficulty d USING (question_id)
@@ -317,6 +354,20 @@ def to_arrow(records: Sequence[Record] | Iterable[Record], record_type: type[Rec
         if "created_at" in r and r["created_at"] is None:
             r["created_at"] = utcnow()
     return pa.Table.from_pylist(rows, schema=record_type.SCHEMA)
+
+
+def conform(table: pa.Table, record_type: type[Record]) -> pa.Table:
+    """An Arrow batch in the record type's exact schema; a column it lacks that has a plain
+    default (a field added later) is filled with that default, so older producers work."""
+    by_name = {f.name: f for f in dataclasses.fields(record_type)}
+    for name in record_type.SCHEMA.names:
+        if name not in table.column_names:
+            default = by_name[name].default
+            if default is dataclasses.MISSING:
+                raise KeyError(f"{record_type.TABLE}: the batch lacks required column {name!r}")
+            table = table.append_column(name, pa.array([default] * len(table),
+                                                       record_type.SCHEMA.field(name).type))
+    return table.select(record_type.SCHEMA.names).cast(record_type.SCHEMA)
 
 
 def from_arrow(table: pa.Table, record_type: type[Record]) -> list[Record]:

@@ -72,7 +72,7 @@ def open(path: str | os.PathLike | None = None, *, create: bool = True, read_onl
     loc = locate(root)
     wh = Warehouse(loc, read_only=read_only or snapshot is not None, snapshot=snapshot)
     try:
-        wh.check_schema()
+        wh.ensure_schema()  # writable: additive migrations; read-only: refuse an old schema
     except Exception:
         wh.close()
         raise

@@ -131,13 +131,6 @@ def test_schema_version_mismatch_is_explained(wh_path):
         warehouse.open(wh_path)
 
 
-def test_missing_column_is_a_schema_mismatch(wh_path):
-    with warehouse.open(wh_path) as wh:
-        wh.commit(lambda con: con.execute("ALTER TABLE lake.verdicts DROP COLUMN reason"))
-    with pytest.raises(errors.SchemaMismatch, match="'verdicts' lacks column 'reason'"):
-        warehouse.open(wh_path)
-
-
 def test_read_only_open_refuses_writes(wh_path):
     with warehouse.open(wh_path, read_only=True) as wh:
         with pytest.raises(errors.ReadOnlyViolation):
