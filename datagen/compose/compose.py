@@ -1,0 +1,86 @@
+"""Compose one seed into a harder question: the INJECT / FUZZ / EXIT loop with validation.
+
+Only the chain's final version becomes a row; every step taken or rejected is in its trace.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+
+from datagen.compose import steps
+from datagen.compose.backend import ComposeBackend, StepOption
+from datagen.compose.validate import Validator
+from datagen.seeds.chain import Chain
+from datagen.seeds.store import FactStore
+
+
+@dataclass
+class Outcome:
+    chain: Chain | None
+    rejected: Counter = field(default_factory=Counter)   # rejected steps by reason
+    reason: str = ""                                     # why no question was kept
+
+
+@dataclass
+class Composer:
+    store: FactStore
+    validator: Validator
+    backend: ComposeBackend
+    hops: tuple[int, int] = (2, 4)
+    max_steps: int = 12
+    max_tries: int = 8          # rejected options per step before EXIT
+
+    def __post_init__(self):
+        self._index = {id(f): i for i, f in enumerate(self.store.facts)}
+
+    def compose(self, seed: Chain, rng: random.Random) -> Outcome:
+        target = rng.randint(*self.hops)
+        chain, out = copy.deepcopy(seed), Outcome(None)
+        injectable = False
+        for _ in range(self.max_steps):
+            injects = steps.inject_options(chain, self.store, self._index, rng)
+            injectable = injectable or bool(injects)
+            options = injects + steps.fuzz_options(chain, rng)
+            nxt = self._step(chain, options, target, rng, out.rejected)
+            if nxt is None:
+                break
+            chain = nxt
+        chain.steps.append({"action": "EXIT", "ok": True, "hops": chain.hops,
+                            "target": target})
+        if chain.hops < self.hops[0]:
+            # no page or fact to describe any named entity by, or every try was rejected
+            out.reason = "too_few_hops" if injectable else "no_fact_to_inject"
+            return out
+        out.chain = chain
+        return out
+
+    def _step(self, chain: Chain, options: list[StepOption], target: int,
+              rng: random.Random, rejected: Counter) -> Chain | None:
+        """The chain after the first step the backend picks that validates; None to EXIT."""
+        for _ in range(self.max_tries):
+            option = self.backend.next_step(chain, options, target, rng)
+            if option is None:
+                return None
+            new = steps.apply(chain, option, self.store)
+            new.question = self.backend.word(new, rng) or ""
+            reason = self.validator.check(new)
+            record = {"action": option.action, "ok": not reason, "relation": option.relation,
+                      **option.detail}
+            if option.action == "INJECT":
+                record["literal"] = _new_literal(chain, new)
+            if reason:
+                record["reason"] = reason
+                rejected[f"{option.action.lower()}_{reason}"] += 1
+                chain.steps.append(record)
+                options = [o for o in options if o is not option]
+                continue
+            new.steps = chain.steps + [{**record, "question": new.question}]
+            return new
+        return None
+
+
+def _new_literal(old: Chain, new: Chain) -> bool:
+    return len(steps.literal_clauses(new)) > len(steps.literal_clauses(old))

@@ -1,0 +1,237 @@
+"""run_compose: pages -> facts -> seeds -> composed questions, committed in batches.
+
+Resumable: question ids are content ids of the normalised question and answer, rows already
+in the warehouse are not written again, and a seed that already has a composed child (of
+this backend) is not composed again. So a rerun after a crash continues where the last
+committed batch ended, and a rerun after success adds nothing.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable
+
+from datagen.compose.compose import Composer
+from datagen.compose.config import ComposeConfig
+from datagen.compose.validate import Validator
+from datagen.seeds import FactStore, Page, make_seeds, mine_pages, render_question, trace
+from datagen.seeds.chain import Chain
+from datagen.seeds.questions import Seed
+from warehouse import QuestionRecord, content_id
+
+log = logging.getLogger(__name__)
+
+
+class NoPages(ValueError):
+    """The warehouse has no stored pages to compose from."""
+
+
+@dataclass
+class ComposeSummary:
+    run_id: str = ""
+    backend: str = ""
+    pages: int = 0
+    pages_without_facts: int = 0
+    facts: int = 0
+    facts_by_source: dict = field(default_factory=dict)
+    seeds_total: int = 0            # seed candidates
+    seeds: int = 0                  # valid seeds (rows, new or already stored)
+    seeds_new: int = 0
+    seeds_rejected: Counter = field(default_factory=Counter)
+    composed: int = 0               # composed this run
+    composed_existing: int = 0      # seeds already composed by an earlier run (skipped)
+    composed_by_hops: Counter = field(default_factory=Counter)
+    not_composed: Counter = field(default_factory=Counter)
+    rejected_steps: Counter = field(default_factory=Counter)
+    seeds_done: int = 0
+    elapsed_s: float = 0.0
+
+    @property
+    def questions_per_s(self) -> float:
+        return (self.seeds_new + self.composed) / self.elapsed_s if self.elapsed_s else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {f.name: (dict(v) if isinstance(v := getattr(self, f.name), dict) else v)
+               for f in fields(self)}
+        out["composed_by_hops"] = {str(k): v for k, v in sorted(self.composed_by_hops.items())}
+        out["questions_per_s"] = round(self.questions_per_s, 2)
+        return out
+
+
+def make_backend(cfg: ComposeConfig):
+    if cfg.backend == "embedded":
+        from datagen.compose.embedded import EmbeddedBackend
+        return EmbeddedBackend(cfg.fuzz_rate)
+    import importlib  # the model-driven backend is written by the model-access issue
+    return importlib.import_module("datagen.compose.llm_backend").make_backend(cfg)
+
+
+def run_compose(wh: Any, cfg: ComposeConfig, *, parent_run_id: str = "",
+                progress: Callable[[ComposeSummary], None] | None = None,
+                backend: Any = None) -> ComposeSummary:
+    """Compose questions from `wh`'s pages (see the module docstring); a `runs` row of kind
+    'compose' records the config and the summary. Raises NoPages on an empty warehouse."""
+    backend = backend or make_backend(cfg)
+    run_id = _start_run(wh, cfg, parent_run_id)
+    summary = ComposeSummary(run_id=run_id, backend=backend.name)
+    status = "failed"
+    try:
+        if hasattr(backend, "start"):
+            backend.start(wh, run_id)
+        _compose(wh, cfg, backend, summary, progress)
+        status = "succeeded"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        if hasattr(backend, "close"):
+            backend.close()
+        _finish(wh, run_id, status, summary)
+    return summary
+
+
+def _finish(wh, run_id: str, status: str, summary: ComposeSummary) -> None:
+    # marking the run must never hide the error that ended it
+    try:
+        wh.finish_run(run_id, status, summary.as_dict())
+    except Exception as exc:  # noqa: BLE001 - logged; the original error propagates
+        log.error("could not mark compose run %s %s: %s", run_id, status, exc)
+
+
+def _start_run(wh: Any, cfg: ComposeConfig, parent_run_id: str) -> str:
+    config = cfg.model_dump()
+    if "parent_run_id" in inspect.signature(wh.start_run).parameters:
+        return wh.start_run("compose", config, parent_run_id=parent_run_id)
+    from warehouse.core import code_version
+    from warehouse.schema import RunRecord, utcnow
+    from warehouse import redact
+    run_id = f"compose-{utcnow():%Y%m%dT%H%M%S}-{content_id(time.time_ns())[:8]}"
+    wh.append([RunRecord(run_id=run_id, kind="compose", config=json.dumps(
+        redact(config), sort_keys=True, default=str), code_version=code_version(),
+        started_at=utcnow(), parent_run_id=parent_run_id)])
+    return run_id
+
+
+def load_pages(wh: Any) -> list[Page]:
+    rows = wh.sql("SELECT url, arg_max(title, fetched_at) AS title, arg_max(text, fetched_at) "
+                  "AS text, arg_max(html, fetched_at) AS html, arg_max(links, fetched_at) AS "
+                  "links FROM pages GROUP BY url ORDER BY url").to_pylist()
+    return [Page(r["url"], r["title"] or "", r["text"] or "", r["html"] or "",
+                 tuple((l["url"], l["anchor"] or "") for l in r["links"] or []))
+            for r in rows if r["text"]]
+
+
+def _compose(wh, cfg: ComposeConfig, backend, summary: ComposeSummary, progress) -> None:
+    t0 = time.perf_counter()
+    pages = load_pages(wh)
+    if not pages:
+        raise NoPages(f"warehouse {wh.root} has no stored pages; crawl some first "
+                      "(datagen crawl --demo, or datagen crawl URL_OR_FOLDER)")
+    counts: Counter = Counter()
+    facts = mine_pages(pages, counts)
+    summary.pages, summary.pages_without_facts = len(pages), counts["page_without_facts"]
+    summary.facts = len(facts)
+    summary.facts_by_source = dict(Counter(f.source for f in facts))
+    store = FactStore(facts, {p.url: p.title for p in pages})
+    validator = Validator(store, {p.url: " ".join(p.text.split()) for p in pages},
+                          _tools(wh, cfg, store, pages))
+    seeds = make_seeds(store, cfg.seed)
+    summary.seeds_total = len(seeds)
+    existing, composed_parents = _existing(wh, backend.name)
+    composer = Composer(store, validator, backend, (cfg.hops_min, cfg.hops_max), cfg.max_steps)
+    for start in range(0, len(seeds), cfg.batch_size):
+        if _reached(cfg, summary, composed_parents):
+            break
+        batch = seeds[start:start + cfg.batch_size]
+        records = _batch(batch, cfg, backend, validator, composer, summary, existing,
+                         composed_parents)
+        if records:
+            wh.append(records)
+        existing.update(r.question_id for r in records)
+        summary.seeds_done += len(batch)
+        summary.elapsed_s = time.perf_counter() - t0
+        if progress:
+            progress(summary)
+    summary.elapsed_s = time.perf_counter() - t0
+
+
+def _tools(wh, cfg: ComposeConfig, store: FactStore, pages: list[Page]):
+    """The page tools, when some page is not fully known to the fact store (real text)."""
+    if not cfg.search_uniqueness or all(p.url in store.structured for p in pages
+                                        if p.url in store.by_subject):
+        return None
+    from datagen.tools import PageTools
+    return PageTools.open(wh)
+
+
+def _existing(wh, backend_name: str) -> tuple[set[str], set[str]]:
+    ids = {r["question_id"] for r in wh.sql("SELECT question_id FROM questions").to_pylist()}
+    parents = {r["parent_id"] for r in wh.sql(
+        "SELECT DISTINCT parent_id FROM questions WHERE composer = ? AND parent_id IS NOT NULL",
+        [f"compose:{backend_name}"]).to_pylist()}
+    return ids, parents
+
+
+def _reached(cfg: ComposeConfig, summary: ComposeSummary, parents: set[str]) -> bool:
+    return cfg.max_questions is not None and summary.composed + len(parents) >= cfg.max_questions
+
+
+def _batch(batch: list[Seed], cfg, backend, validator, composer, summary, existing,
+           composed_parents) -> list[QuestionRecord]:
+    """Rows of one batch: each valid seed, and its composed question (seed order)."""
+    records = []
+    for seed in batch:
+        chain = seed.chain
+        chain.question = render_question(chain) or ""
+        reason = validator.check(chain)
+        if reason:
+            summary.seeds_rejected[reason] += 1
+            continue
+        summary.seeds += 1
+        seed_rec = to_record(chain, f"seed:{seed.source}", "embedded", cfg.seed)
+        if seed_rec.question_id not in existing:
+            records.append(seed_rec)
+            summary.seeds_new += 1
+        if seed_rec.question_id in composed_parents:
+            summary.composed_existing += 1
+            continue
+        if _reached(cfg, summary, composed_parents):
+            continue
+        rng = random.Random(content_id(cfg.seed, seed_rec.question_id, "compose"))
+        outcome = composer.compose(chain, rng)
+        summary.rejected_steps.update(outcome.rejected)
+        if outcome.chain is None:
+            summary.not_composed[outcome.reason] += 1
+            continue
+        rec = to_record(outcome.chain, f"compose:{backend.name}", backend.name, cfg.seed,
+                        parent_id=seed_rec.question_id)
+        if rec.question_id not in existing:
+            records.append(rec)
+            summary.composed += 1
+            summary.composed_by_hops[rec.hops] += 1
+    return records
+
+
+def question_id(question: str, answer: str) -> str:
+    """Content id of the normalised question and answer (never of URLs: ports change)."""
+    return content_id(" ".join(question.lower().split()), " ".join(answer.lower().split()))
+
+
+def to_record(chain: Chain, composer: str, backend: str, seed: int,
+              parent_id: str | None = None) -> QuestionRecord:
+    evidence = chain.evidence()
+    urls = list(dict.fromkeys(e.url for e in evidence))
+    actions = tuple(s["action"] for s in chain.steps if s.get("ok"))
+    return QuestionRecord(
+        question_id=question_id(chain.question, chain.ask.answer), question=chain.question,
+        answer=chain.ask.answer, answer_aliases=tuple(chain.ask.aliases), hops=chain.hops,
+        actions=actions, evidence=tuple(evidence), source_urls=tuple(urls), parent_id=parent_id,
+        composer=composer, backend=backend,
+        trace=json.dumps(trace(chain, backend, seed), ensure_ascii=False, default=str),
+        answer_type=chain.ask.answer_type)

@@ -1,0 +1,106 @@
+"""Candidate steps (INJECT, FUZZ) for a chain, and applying one to a copy of the chain."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+from datagen.compose import fuzz
+from datagen.compose.backend import StepOption
+from datagen.seeds import wording
+from datagen.seeds.chain import Chain, Clause, Literal, Node
+from datagen.seeds.questions import is_a_clause, literal_of
+from datagen.seeds.records import Fact
+from datagen.seeds.store import FactStore
+
+# literal relations that never identify an entity (shared by many)
+_WEAK = {"occupation", "org_type", "work_type", "event_type", "genre"}
+
+
+def literal_clauses(chain: Chain) -> list[Clause]:
+    return [c for _, c in chain.clauses() if isinstance(c.value, Literal)]
+
+
+def chain_urls(chain: Chain) -> set[str]:
+    urls = {chain.root.url}
+    for node, c in chain.clauses():
+        urls.add(node.url)
+        if isinstance(c.value, Node):
+            urls.add(c.value.url)
+    return urls | {chain.ask.answer_url or ""}
+
+
+def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
+                   rng: random.Random) -> list[StepOption]:
+    """Every fact that could describe a named entity of the chain, in a seeded order."""
+    used, out = chain_urls(chain), []
+    for target, node in enumerate(chain.named_nodes()):
+        for f, direction in _facts_about(node.url, store):
+            other = f.object_url if direction == "out" else f.subject_url
+            if other in used or f.value == chain.ask.answer or f.subject == chain.ask.answer:
+                continue
+            templates = _templates(f, direction)
+            if not templates:
+                continue
+            adds = bool(other) and other in store.by_subject
+            out.append(StepOption("INJECT", target, f.relation, direction, rng.choice(templates),
+                                  fact_index=index[id(f)], adds_entity=adds,
+                                  detail={"entity": node.name, "value": f.value if direction ==
+                                          "out" else f.subject, "url": f.evidence.url}))
+    rng.shuffle(out)
+    return out
+
+
+def _facts_about(url: str, store: FactStore) -> list[tuple[Fact, str]]:
+    own = [(f, "out") for f in store.by_subject.get(url, []) if f.relation not in _WEAK]
+    pointing = [(f, "in") for f in store.by_object.get(url, []) if f.relation != "link"]
+    if url not in store.structured:
+        own = [(f, d) for f, d in own if f.relation != "link"]
+    else:
+        own = [(f, d) for f, d in own if f.relation != "is_a"]
+    return own + pointing
+
+
+def _templates(f: Fact, direction: str) -> list[str]:
+    if f.relation == "is_a":
+        return ["{v}"] if len(f.value.split()) >= 3 else []
+    return wording.clause_templates(f.relation, direction)
+
+
+def fuzz_options(chain: Chain, rng: random.Random) -> list[StepOption]:
+    out = []
+    for i, c in enumerate(literal_clauses(chain)):
+        for text, kind, lo, hi in fuzz.forms(c.value):
+            out.append(StepOption("FUZZ", i, c.relation, fuzzed=text, fuzz_kind=kind, lo=lo,
+                                  hi=hi, detail={"value": c.value.text, "fuzzed": text}))
+    rng.shuffle(out)
+    return out
+
+
+def apply(chain: Chain, option: StepOption, store: FactStore) -> Chain:
+    """A copy of `chain` with the step applied (the original is left as it was)."""
+    new = copy.deepcopy(chain)
+    if option.action == "FUZZ":
+        lit = literal_clauses(new)[option.target].value
+        lit.fuzzed, lit.fuzz_kind, lit.lo, lit.hi = (option.fuzzed, option.fuzz_kind,
+                                                     option.lo, option.hi)
+        return new
+    node = new.named_nodes()[option.target]
+    f = store.facts[option.fact_index]
+    node.clauses.append(_clause(f, option, store))
+    if f.relation == "is_a":
+        node.noun = ""
+    return new
+
+
+def _clause(f: Fact, option: StepOption, store: FactStore) -> Clause:
+    if f.relation == "is_a":
+        return is_a_clause(f, store)
+    if option.direction == "in":
+        value: Node | Literal = Node(f.subject, f.subject_url, store.noun(f.subject_url))
+    elif f.value_type == "entity":
+        value = Node(f.value, f.object_url or "", store.noun(f.object_url))
+    else:
+        value = literal_of(f)
+    return Clause(f.relation, option.direction, value, option.template, f.evidence,
+                  f.subject_url)

@@ -1,0 +1,101 @@
+"""Checks every kept step passes: quotes verbatim, the answer unique and unchanged, not
+leaked, and every constraint worded in the question. Reuses `verifiers` for the leak check.
+
+Uniqueness: where the fact store knows every node of the question (infobox facts: the demo
+world), the answer set is computed from it and must be exactly the answer. Elsewhere each
+description is searched over the stored pages (BM25, top 10); another page that holds
+nearly all of the description's content words, at least as many as the described page,
+makes the description ambiguous. The trace records which way was used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from datagen.seeds.chain import Chain, Literal, Node, render_value
+from datagen.seeds.store import FactStore
+from warehouse import QuestionRecord
+
+SEARCH_K = 10
+MIN_COVERAGE = 0.8
+
+
+@dataclass
+class Validator:
+    store: FactStore
+    page_texts: dict[str, str]          # url -> whitespace-squashed stored text
+    tools: Any = None                   # datagen.tools.PageTools for search-judged uniqueness
+
+    def check(self, chain: Chain) -> str:
+        """'' when the chain may be kept, else the reason it is rejected."""
+        q = chain.question
+        if not q or len(q.split()) < 4:
+            return "wording_failed"
+        for ev in chain.evidence():
+            if " ".join(ev.quote.split()) not in self.page_texts.get(ev.url, ""):
+                return "quote_not_verbatim"
+        for _, c in chain.clauses():
+            shown = c.value.name if isinstance(c.value, Node) and c.value.named else (
+                c.value.fuzzed or c.value.text if isinstance(c.value, Literal) else "")
+            if shown and shown not in q:
+                return "constraint_not_in_question"
+            if isinstance(c.value, Literal) and c.value.fuzzed and c.value.text in q:
+                return "fuzzed_value_still_in_question"
+        if _leaks(chain):
+            return "answer_in_question"
+        return self._unique(chain)
+
+    def _unique(self, chain: Chain) -> str:
+        if self.store.covers(chain):
+            answers = self.store.answers(chain)
+            chain.uniqueness = {"method": "fact_store", "answers": len(answers)}
+            if answers != {chain.ask.answer}:
+                return "answer_not_unique" if len(answers) > 1 else "answer_changed"
+            return ""
+        return self._unique_by_search(chain)
+
+    def _unique_by_search(self, chain: Chain) -> str:
+        if self.tools is None:
+            chain.uniqueness = {"method": "none"}
+            return ""
+        checked = []
+        for node in _described(chain.root):
+            text = render_value(node)
+            alt = ambiguous(self.tools, text, node.url)
+            checked.append({"description": text, "alternatives": alt[:3]})
+            if alt:
+                chain.uniqueness = {"method": "search", "k": SEARCH_K, "checked": checked}
+                return "description_not_unique"
+        chain.uniqueness = {"method": "search", "k": SEARCH_K, "checked": checked}
+        return ""
+
+
+def _described(node: Node) -> list[Node]:
+    out = [] if node.named else [node]
+    for c in node.clauses:
+        if isinstance(c.value, Node):
+            out += _described(c.value)
+    return out
+
+
+def ambiguous(tools: Any, description: str, own_url: str) -> list[str]:
+    """Titles of other stored pages that satisfy `description` about as well as its own page."""
+    from verifiers.normalize import canonical_tokens, content_words
+    terms = set(content_words(canonical_tokens(description))) - {"name", "called", "known"}
+    if not terms:
+        return []
+
+    def coverage(url: str) -> float:
+        title, text = tools.page(url)
+        return len(terms & set(canonical_tokens.__wrapped__(f"{title} {text}").words)) / len(terms)
+    own = coverage(own_url) if own_url in tools.urls else 0.0
+    return [h.title for h in tools.search(description, SEARCH_K)
+            if h.url != own_url and (cov := coverage(h.url)) >= MIN_COVERAGE and cov >= own]
+
+
+def _leaks(chain: Chain) -> bool:
+    from verifiers import AnswerNotLeaked
+    rec = QuestionRecord(question_id="", question=chain.question, answer=chain.ask.answer,
+                         answer_aliases=tuple(chain.ask.aliases))
+    return AnswerNotLeaked().check_one(rec, None).status != "pass"
