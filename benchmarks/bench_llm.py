@@ -1,0 +1,106 @@
+"""Model-client throughput: bounded concurrency against a fixed-latency endpoint.
+
+The endpoint is `datagen.llm.loopback` in a separate process (so it does not share the GIL
+with the client), answering every chat request after a fixed 200 ms. The client is the one
+the composer uses (`ChatClient.chat_many`, cache on, `llm_calls` rows written to a temporary
+warehouse), at C = 32 requests in flight, outside any flow. The ideal is C / 0.2 s requests
+per second; the baseline is the same client at concurrency 1 on a 50-request slice. A
+second identical run must be answered from the cache: the server counts what it received.
+
+    python benchmarks/bench_llm.py [--quick]      # --quick: 640 requests (20 x C); full: 1280
+
+Last line: RESULT llm ratio=<achieved/ideal req per s> speedup_vs_sequential=<x>
+           cached_rerun_calls=<requests the server got during the identical rerun>
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import warehouse  # noqa: E402
+from datagen.llm import ChatClient, ChatRequest, EndpointConfig  # noqa: E402
+
+C = 32
+LATENCY_S = 0.2
+SEQUENTIAL_SLICE = 50
+
+
+def start_server() -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "datagen.llm.loopback", "--latency",
+                             str(LATENCY_S), "--model", "bench"], stdout=subprocess.PIPE, text=True)
+    return proc, proc.stdout.readline().strip()
+
+
+def server_count(base_url: str) -> int:
+    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/stats", timeout=10) as resp:
+        return json.load(resp)["chat_requests"]
+
+
+def requests(n: int, tag: str) -> list[ChatRequest]:
+    return [ChatRequest(({"role": "user", "content": f"{tag} question {i}: who wrote it?"},),
+                        n=1, temperature=0.7, max_tokens=32, purpose="bench/llm", item_id=f"{tag}{i}")
+            for i in range(n)]
+
+
+def timed_run(base_url: str, wh, run_id: str, reqs: list[ChatRequest], concurrency: int,
+              cache_dir: Path) -> tuple[float, dict]:
+    """One pass through the composer's code path; the clock includes writing llm_calls."""
+    ep = EndpointConfig(base_url=base_url, model="bench", max_concurrency=concurrency)
+    client = ChatClient(ep, wh=wh, run_id=run_id, cache_dir=cache_dir)
+    client.chat(ChatRequest(({"role": "user", "content": "warm-up"},), round=hash(run_id)))
+    t = time.perf_counter()
+    results = client.chat_many(reqs)
+    client.close()
+    elapsed = time.perf_counter() - t
+    if not all(r.ok for r in results):
+        raise SystemExit(f"bench: {sum(not r.ok for r in results)} calls failed")
+    return elapsed, client.totals()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="640 requests (20 x C) instead of 1280")
+    args = ap.parse_args()
+    n = 20 * C if args.quick else 40 * C
+    proc, base_url = start_server()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            wh = warehouse.open(Path(tmp) / "wh")
+            cache = Path(tmp) / "wh" / "cache" / "llm"
+            reqs = requests(n, "c")
+            secs, totals = timed_run(base_url, wh, "bench-cold", reqs, C, cache)
+            rps = n / secs
+            before = server_count(base_url)
+            secs_again, totals_again = timed_run(base_url, wh, "bench-rerun", reqs, C, cache)
+            rerun_calls = server_count(base_url) - before - 1  # less the warm-up call
+            seq_secs, _ = timed_run(base_url, wh, "bench-seq", requests(SEQUENTIAL_SLICE, "s"), 1, cache)
+            seq_rps = SEQUENTIAL_SLICE / seq_secs
+            rows = wh.sql("SELECT count(*) AS n FROM llm_calls").column("n")[0].as_py()
+            wh.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    ideal = C / LATENCY_S
+    print(f"{'run':<28}{'requests':>10}{'seconds':>10}{'req/s':>10}")
+    print(f"{'concurrent C=32, cold':<28}{n:>10}{secs:>10.2f}{rps:>10.1f}")
+    print(f"{'identical rerun (cache)':<28}{n:>10}{secs_again:>10.2f}{n / secs_again:>10.1f}")
+    print(f"{'sequential (C=1)':<28}{SEQUENTIAL_SLICE:>10}{seq_secs:>10.2f}{seq_rps:>10.1f}")
+    print(f"ideal {ideal:.0f} req/s (C / {LATENCY_S} s); cold totals {totals}; rerun cached "
+          f"{totals_again['cached']}; llm_calls rows {rows}; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"RESULT llm ratio={rps / ideal:.3f} speedup_vs_sequential={rps / seq_rps:.2f} "
+          f"cached_rerun_calls={rerun_calls}")
+
+
+if __name__ == "__main__":
+    main()
