@@ -104,8 +104,9 @@ def test_unique_answer_offline(art_wh):
 
 
 def test_unique_answer_with_llm_judge(chat_server):
+    from tests.verifiers.test_reward import judge_client
     from verifiers import LLMJudge
-    judge = LLMJudge(base_url=chat_server.base_url, model="judge")
+    judge = LLMJudge(judge_client(chat_server.base_url, "judge"))
     q = make_question("q", "Which Dutch painter painted The Starry Night?", "Vincent van Gogh")
     chat_server.reply = lambda prompt: '{"alternatives": ["Van Gogh", "Vincent Willem van Gogh"]}'
     [r] = UniqueAnswer().run([q], CheckContext(judge=judge))

@@ -85,8 +85,15 @@ def test_reward_paths():
     assert score_response("", "Paris").rule == "no_answer"
 
 
+def judge_client(base_url: str, model: str):
+    """The judge's model client, as the CLI or a flow hands it in (datagen.llm)."""
+    from datagen.llm import ChatClient, EndpointConfig
+    return ChatClient(EndpointConfig(base_url=base_url, model=model, max_retries=0,
+                                     preflight=False, cache=False))
+
+
 def test_llm_judge_over_loopback_chat_completions(chat_server):
-    judge = LLMJudge(base_url=chat_server.base_url, model="judge-model", max_retries=0)
+    judge = LLMJudge(judge_client(chat_server.base_url, "judge-model"))
     chat_server.reply = lambda prompt: 'Sure! {"equivalent": true}'
     # The rules cannot settle a paraphrase with no shared word: the judge decides.
     r = score_response("Answer: the Big Apple", "New York City", judge=judge,
@@ -105,7 +112,7 @@ def test_llm_judge_over_loopback_chat_completions(chat_server):
 
 
 def test_llm_judge_failures_raise(chat_server):
-    judge = LLMJudge(base_url=chat_server.base_url, model="m", max_retries=0)
+    judge = LLMJudge(judge_client(chat_server.base_url, "m"))
     chat_server.reply = lambda prompt: "I think so"
     with pytest.raises(JudgeError, match="not JSON"):
         judge.equivalent("q", "a", (), "b")
@@ -113,7 +120,7 @@ def test_llm_judge_failures_raise(chat_server):
     with pytest.raises(JudgeError, match="boolean"):
         judge.equivalent("q", "a", (), "b")
     chat_server.status = 500
-    with pytest.raises(JudgeError, match="failed"):
+    with pytest.raises(JudgeError, match="failed.*http_5xx"):
         judge.equivalent("q", "a", (), "b")
 
 
