@@ -135,17 +135,24 @@ class WarehouseLocation:
     root: Path
     catalog: str          # DuckLake metadata spec, e.g. "sqlite:/w/catalog.sqlite" or "postgres:dbname=..."
     data_path: str        # local folder or object-storage prefix (s3://bucket/prefix/)
+    in_folder: bool = False  # default layout: catalog and data inside root, which may move
 
     @classmethod
     def for_root(cls, root: Path, catalog: str | None = None,
                  data_path: str | None = None) -> "WarehouseLocation":
         return cls(root=root,
                    catalog=catalog or f"sqlite:{root / 'catalog.sqlite'}",
-                   data_path=data_path or str(root / "data") + "/")
+                   data_path=data_path or str(root / "data") + "/",
+                   in_folder=not catalog and not data_path)
 
     def attach_sql(self, alias: str = LAKE, read_only: bool = False,
                    snapshot: int | None = None) -> str:
+        """The ATTACH statement. A folder warehouse that was moved or copied (`cp -r`) still
+        names its old folder in the catalog; OVERRIDE_DATA_PATH makes this attach read and
+        write the folder it is in now (DuckLake keeps file paths relative to the data path)."""
         opts = [f"DATA_PATH '{self.data_path}'"]
+        if self.in_folder:
+            opts.append("OVERRIDE_DATA_PATH true")
         if read_only:
             opts.append("READ_ONLY")
         if snapshot is not None:
