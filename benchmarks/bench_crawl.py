@@ -1,20 +1,29 @@
-"""Crawl throughput: our crawler vs a bare asyncio + httpx + trafilatura loop.
+"""Crawl throughput: over HTTP against a bare loop, and from disk against extraction alone.
 
-Both sides fetch the demo world from the same loopback server (a separate process, so
+http: both sides fetch the demo world from the same loopback server (a separate process, so
 neither shares the GIL with it), with the same concurrency and politeness (per-host
 concurrency = global concurrency, no delay). Ours starts from the index page and discovers
 the links, checks robots.txt, extracts links/licence/text and commits every page to a real
 warehouse; the bare loop is handed the URL list and only extracts text.
 
-    python benchmarks/bench_crawl.py [--quick]
+folder: `datagen crawl FOLDER` with the default config (its politeness is for the web)
+against extraction alone: the same `process_body` on the same files, each worker reading
+its own files, nothing stored, in as many processes as the crawl uses in all (its
+extraction workers + its own process), so that on a shared machine neither side gets a
+larger share of the CPUs by having more processes.
+
+    python benchmarks/bench_crawl.py [--quick] [--parts http,folder]
 
 Last line: RESULT crawl ratio=<ours/bare pages per s> pages_per_s=<ours>
+           folder_ratio=<folder crawl / extraction-only pages per s (wall clock)>
+           folder_cpu_ratio=<the same per CPU second: what a loaded machine can't skew>
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import statistics
 import tempfile
@@ -26,6 +35,7 @@ import trafilatura
 
 import warehouse
 from datagen.crawl import CrawlConfig, Crawler, serve_folder
+from datagen.crawl import extract as ex
 from datagen.demo_world import build_world, write_world
 
 CONCURRENCY = 8
@@ -67,32 +77,102 @@ def run_bare(urls: list[str]) -> tuple[int, float]:
     return n, time.perf_counter() - t
 
 
+def _extract_file(path: str) -> bool:
+    """Extraction alone, as the crawler's workers run it (a worker reads its own file)."""
+    url = Path(path).as_uri()
+    page = ex.process_body(Path(path).read_bytes(), "text/html", "text/html", "", url,
+                           False, False, True)
+    return not isinstance(page, str) and not page.noindex
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the pools' workers)."""
+    import resource
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def run_extract_only(files: list[str], processes: int) -> tuple[int, float, float]:
+    """(pages, wall seconds, CPU seconds) of extraction alone."""
+    from concurrent.futures import ProcessPoolExecutor
+    cpu = cpu_seconds()
+    with ProcessPoolExecutor(processes) as pool:
+        pool.submit(len, b"").result()  # started before the clock, as the crawler's pool is
+        t = time.perf_counter()
+        n = sum(pool.map(_extract_file, files, chunksize=4))
+        wall = time.perf_counter() - t
+    return n, wall, cpu_seconds() - cpu
+
+
+def run_folder(site: Path, tmp: Path, i: int) -> tuple[int, float, float]:
+    """(pages, wall seconds, CPU seconds) of a default-config folder crawl into a warehouse."""
+    wh = warehouse.open(tmp / f"whf{i}")
+    cfg = CrawlConfig(seeds=[str(site)])  # defaults: politeness for the web, not for files
+    cpu, t = cpu_seconds(), time.perf_counter()
+    summary = asyncio.run(Crawler(cfg, wh, run_id=f"folder{i}").run())
+    elapsed, cpu = time.perf_counter() - t, cpu_seconds() - cpu
+    assert wh.count("pages") == summary.stored
+    wh.close()
+    return summary.stored, elapsed, cpu
+
+
+def bench_http(world, site: Path, tmp: Path, rounds: int) -> dict[str, float]:
+    with serve_folder(site, subprocess=True) as base:
+        urls = [base + "/index.html"] + [base + e.path for e in world]
+        ours, bare = [], []
+        run_bare(urls[:50])  # warm the server's page cache and both code paths
+        for i in range(rounds):  # interleaved: load on the shared machine hits both sides
+            pages, secs = run_ours(base, tmp, i)
+            ours.append(pages / secs)
+            pages_b, secs_b = run_bare(urls)
+            bare.append(pages_b / secs_b)
+            print(f"http round {i}: ours {pages} pages in {secs:.2f} s ({ours[-1]:.1f}/s) | "
+                  f"bare {pages_b} pages in {secs_b:.2f} s ({bare[-1]:.1f}/s)")
+    o, b = statistics.median(ours), statistics.median(bare)
+    paired = statistics.median(x / y for x, y in zip(ours, bare))
+    print(f"http: ours {o:.1f} pages/s, bare {b:.1f} pages/s (medians); median of per-round "
+          f"ratios {paired:.3f} (the shared machine's load varies by round)")
+    return {"ratio": o / b, "pages_per_s": o}
+
+
+def bench_folder(site: Path, tmp: Path, rounds: int) -> dict[str, float]:
+    files = sorted(str(p) for p in site.rglob("*.html"))
+    processes = CrawlConfig().extract_processes + 1
+    ratios, cpu_ratios = [], []
+    for i in range(rounds):  # interleaved, paired per round
+        n_x, secs_x, cpu_x = run_extract_only(files, processes)
+        n_f, secs_f, cpu_f = run_folder(site, tmp, i)
+        ratios.append((n_f / secs_f) / (n_x / secs_x))
+        cpu_ratios.append((n_f / cpu_f) / (n_x / cpu_x))
+        print(f"folder round {i}: crawl {n_f} pages in {secs_f:.2f} s ({n_f / secs_f:.1f}/s, "
+              f"{cpu_f:.1f} CPU s) | extraction only {n_x} pages in {secs_x:.2f} s "
+              f"({n_x / secs_x:.1f}/s, {cpu_x:.1f} CPU s) | ratio {ratios[-1]:.3f}, "
+              f"per CPU second {cpu_ratios[-1]:.3f}")
+    print(f"folder: {len(files)} files, {processes} processes on each side, "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    return {"folder_ratio": statistics.median(ratios),
+            "folder_cpu_ratio": statistics.median(cpu_ratios)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller world, fewer rounds")
+    ap.add_argument("--parts", default="http,folder", help="comma-separated: http, folder")
     args = ap.parse_args()
-    n, rounds = (600, 3) if args.quick else (2000, 3)
+    parts = set(args.parts.split(","))
+    n, rounds = (1000, 3) if args.quick else (2000, 3)
     tmp = Path(tempfile.mkdtemp(prefix="bench_crawl_"))
+    result: dict[str, float] = {}
     try:
         world = build_world(n, seed=0)
         write_world(world, tmp / "site")
-        with serve_folder(tmp / "site", subprocess=True) as base:
-            urls = [base + "/index.html"] + [base + e.path for e in world]
-            ours, bare = [], []
-            run_bare(urls[:50])  # warm the server's page cache and both code paths
-            for i in range(rounds):  # interleaved: load on the shared machine hits both sides
-                pages, secs = run_ours(base, tmp, i)
-                ours.append(pages / secs)
-                pages_b, secs_b = run_bare(urls)
-                bare.append(pages_b / secs_b)
-                print(f"round {i}: ours {pages} pages in {secs:.2f} s ({ours[-1]:.1f}/s) | "
-                      f"bare {pages_b} pages in {secs_b:.2f} s ({bare[-1]:.1f}/s)")
-        o, b = statistics.median(ours), statistics.median(bare)
-        paired = statistics.median(x / y for x, y in zip(ours, bare))
-        print(f"{'side':<8}{'pages/s (median)':>18}")
-        print(f"{'ours':<8}{o:>18.1f}\n{'bare':<8}{b:>18.1f}")
-        print(f"median of per-round ratios {paired:.3f} (the shared machine's load varies by round)")
-        print(f"RESULT crawl ratio={o / b:.3f} pages_per_s={o:.1f}")
+        if "http" in parts:
+            result.update(bench_http(world, tmp / "site", tmp, rounds))
+        if "folder" in parts:
+            result.update(bench_folder(tmp / "site", tmp, rounds))
+        fields = " ".join(f"{k}={v:.3f}" if k != "pages_per_s" else f"{k}={v:.1f}"
+                          for k, v in result.items())
+        print(f"RESULT crawl {fields}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -205,6 +205,9 @@ class Crawler:
         return f"out_of_scope ({out}): {url}" if out else await self._refusal(url)
 
     async def _visit(self, url: str, depth: int) -> None:
+        if url.startswith("file:"):  # our own disk: no robots, no politeness, no host limit
+            await self._handle(await self.fetcher.fetch(url), depth)
+            return
         refusal = await self._refusal(url)
         if refusal:
             self._record(Fetched(url, url, outcome="skipped", reason=refusal), depth)
