@@ -1,25 +1,33 @@
 """Mathematical answer equivalence through math-verify, with a timeout.
 
 math-verify bounds parsing and comparison with ``signal.alarm``, which works
-only in the main thread. Off the main thread we hand it no timeout (it would
-raise) and run the comparison in a worker thread that we wait on with a
-deadline instead; a comparison that overruns raises :class:`MathTimeout` so the
-caller records an ``error``, never a silent zero.
+only in the main thread: there the comparison runs in-process under that alarm.
+Off the main thread (a thread pool, a flow's task runner) it runs in a worker
+process owned by the calling thread, which is killed and restarted when a
+comparison overruns its deadline: a sympy call that never returns cannot keep a
+thread and a core of ours, so the comparisons after it still answer in time.
+Either way an overrun raises :class:`MathTimeout`, so the caller records an
+``error``, never a silent zero.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
+import json
 import logging
+import os
 import re
+import select
+import subprocess
+import sys
 import threading
 import time
+import weakref
 from typing import Any, Mapping
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 5
-_POOL = None
+WORKER_START_TIMEOUT_S = 120  # a fresh worker imports math-verify and sympy (~1 s idle)
 
 
 class MathTimeout(TimeoutError):
@@ -158,15 +166,118 @@ def _ordered_sequences(pred: str, gold: str) -> tuple[list[str], list[str]] | No
 
 
 def _compare_off_main(pred: str, gold: str, options: dict, timeout_s: int) -> bool:
-    global _POOL
-    if _POOL is None:
-        _POOL = cf.ThreadPoolExecutor(max_workers=4, thread_name_prefix="math-verify")
-    fut = _POOL.submit(_compare, pred, gold, options, None)
-    try:
-        return fut.result(timeout=timeout_s)
-    except cf.TimeoutError as exc:
-        # The worker cannot be killed; it finishes in the background.
-        raise MathTimeout(f"math-verify timed out after {timeout_s}s (threaded)") from exc
+    worker = getattr(_THREAD, "worker", None)
+    # A forked child must not talk to its parent's worker (dropping it there kills nothing:
+    # the child's Popen cannot wait on a process that is not its own child).
+    if worker is None or worker.pid_owner != os.getpid():
+        worker = _THREAD.worker = _Worker()
+    return worker.compare(pred, gold, options, timeout_s)
+
+
+# One worker per calling thread: no pool shared between threads, nothing to lock, and the
+# worker goes away with its thread (the thread-local is dropped, its finalizer kills it).
+_THREAD = threading.local()
+
+
+_WORKER_MAIN = ("import importlib.util as u, sys; s = u.spec_from_file_location('mathcheck', "
+                "sys.argv[1]); m = u.module_from_spec(s); s.loader.exec_module(m); m._serve()")
+
+
+class _Worker:
+    """A child process running `_serve`: one comparison per JSON line, killed on overrun."""
+
+    def __init__(self) -> None:
+        self.pid_owner = os.getpid()
+        self.proc: subprocess.Popen | None = None
+        self._buf = b""
+        self._finalizer = None
+        self._start()
+
+    def _start(self) -> None:
+        # This file loaded by path: the child runs this very code without importing the
+        # `verifiers` package (pyarrow, duckdb: twice the memory, a slower restart).
+        self.proc = subprocess.Popen([sys.executable, "-c", _WORKER_MAIN, __file__],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self._buf = b""
+        self._ready = False
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, _kill, self.proc)
+
+    def _restart(self) -> None:
+        _kill(self.proc)
+        self._start()  # at once: its imports overlap with whatever the caller does next
+
+    def compare(self, pred: str, gold: str, options: dict, timeout_s: int) -> bool:
+        if self.proc.poll() is not None:  # it died between calls: start afresh
+            self._restart()
+        if not self._ready:  # start-up is not part of a comparison's time
+            self._read_line(WORKER_START_TIMEOUT_S, "start")
+            self._ready = True
+        request = json.dumps({"pred": pred, "gold": gold, "options": options}) + "\n"
+        try:
+            self.proc.stdin.write(request.encode())
+            reply = json.loads(self._read_line(timeout_s, "compare"))
+        except TimeoutError as exc:
+            self._restart()
+            raise MathTimeout(f"math-verify timed out after {timeout_s}s (threaded caller; "
+                              "its worker process was killed and restarted)") from exc
+        except (OSError, ValueError) as exc:  # a broken pipe or a garbled line: worker gone
+            self._restart()
+            raise RuntimeError(f"math-verify worker failed: {exc}") from exc
+        if "error" in reply:
+            raise (ValueError if reply["type"] == "ValueError" else RuntimeError)(reply["error"])
+        return bool(reply["equal"])
+
+    def _read_line(self, timeout_s: float, what: str) -> bytes:
+        """One reply line within `timeout_s` (TimeoutError), or RuntimeError if the worker exits."""
+        deadline = time.monotonic() + timeout_s
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                if what == "start":
+                    self._restart()
+                    raise RuntimeError(f"math-verify worker not ready after {timeout_s}s")
+                raise TimeoutError(what)
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                code = self.proc.wait()
+                self._restart()
+                raise RuntimeError(f"math-verify worker exited with code {code} during {what}")
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return line
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    for stream in (proc.stdin, proc.stdout):
+        stream.close()
+
+
+def _serve() -> None:
+    """The worker's loop: one JSON request per stdin line, one JSON reply per stdout line.
+
+    It runs in its own main thread with no timeout of its own: the parent's deadline is the
+    timeout, enforced by killing this process."""
+    logging.disable(logging.CRITICAL)  # math-verify logs what it could not parse
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # whatever a library prints goes to stderr, not into the replies
+    _compare("$1$", "$1$", {}, None)  # imports and warms math-verify before "ready"
+
+    out.write(b'{"ready": true}\n')
+    out.flush()
+    for line in sys.stdin.buffer:
+        req = json.loads(line)
+        try:
+            reply = {"equal": _compare(req["pred"], req["gold"], req["options"], None)}
+        except Exception as exc:  # reported to the caller, who raises it there
+            reply = {"error": f"{type(exc).__name__}: {exc}", "type": type(exc).__name__}
+        out.write(json.dumps(reply).encode() + b"\n")
+        out.flush()
 
 
 def looks_mathematical(text: str) -> bool:
