@@ -5,6 +5,10 @@
 Measured against named baselines in the same run, on the same data:
 - agreement: SQuAD exact match and "gold contained in prediction" (the usual
   lexical baselines) vs ``is_equivalent``, per set and per answering system;
+- the reward mode vs the judging mode: agreement with the human labels on all pairs
+  and on one fixed subset (predictions of at most 10 words with no list separator,
+  ``candidates.short_single_answer``), and the share of the generated adversarial set
+  (verifiers/attacks.py, every form of every gold) that each mode pays for;
 - speed: ``is_equivalent`` calls/s vs SQuAD exact match calls/s;
 - near-duplicates over N questions (100,000; --quick 10,000): embedding time vs
   search time with blocked matrix products, and the same search done one query
@@ -55,6 +59,55 @@ def bench_agreement(data: Path) -> dict[str, dict]:
                   f"{scores['contains'][system]:>9.3f} {scores['rules'][system]:>7.3f}")
         out[name] = scores
     return out
+
+
+def bench_reward_modes(data: Path) -> dict[str, float]:
+    """Reward mode (score_response) vs judging mode (is_equivalent) against human labels."""
+    from verifiers.candidates import short_single_answer
+    from verifiers.reward import score_response
+    folder = data / "answer_equivalence"
+    sets = {"evouna_nq": load_evouna(folder / "evouna_nq.json"),
+            "nq301": load_nq301(folder / "nq301_human_judgments.jsonl")}
+    out = {}
+    print(f"\n{'set':<10} {'pairs':<14} {'n':>6} {'judge':>7} {'reward':>7} {'strict':>7}")
+    for name, pairs in sets.items():
+        def mode(m):
+            return lambda p: score_response(p.prediction, p.gold, p.aliases, p.question,
+                                            mode=m).reward > 0
+        subset = [p for p in pairs if short_single_answer(p.prediction)]
+        for label, rows in (("all", pairs), ("fixed subset", subset)):
+            judge = agreement(rows, rules_judge)["all"]
+            reward = agreement(rows, mode("reward"))["all"]
+            strict = agreement(rows, mode("strict"))["all"]
+            print(f"{name:<10} {label:<14} {len(rows):>6} {judge:>7.4f} {reward:>7.4f} {strict:>7.4f}")
+            if label != "all":
+                out[f"reward_agreement_{name}"], out[f"judge_agreement_{name}"] = reward, judge
+            else:
+                out[f"reward_all_{name}"] = reward
+    return out
+
+
+def bench_attacks(data: Path) -> dict[str, float]:
+    """Share of the generated adversarial set each mode pays for, per form."""
+    from verifiers import is_equivalent
+    from verifiers.attacks import attack_rates, build_attacks
+    from verifiers.reward import score_response
+    folder = data / "answer_equivalence"
+    rows = load_evouna(folder / "evouna_nq.json") + load_nq301(folder / "nq301_human_judgments.jsonl")
+    attacks = build_attacks(rows, seed=0)
+    reward = attack_rates(attacks, lambda a: score_response(
+        a.prediction, a.gold, a.aliases, a.question).reward > 0)
+    judge = attack_rates(attacks, lambda a: is_equivalent(a.prediction, a.gold, a.aliases, a.question))
+    print(f"\nadversarial set: {len(attacks):,} predictions\n{'form':<15} {'n':>6} {'judge pays':>11} "
+          f"{'reward pays':>12}")
+    for form in sorted(reward, key=lambda f: (f in ("all", "list", "pad"), f)):
+        (rp, n), (jp, _) = reward[form], judge[form]
+        print(f"{form:<15} {n:>6} {jp / n:>11.2%} {rp / n:>12.2%}")
+    share = {k: p / n for k, (p, n) in reward.items()}
+    return {"reward_list_accept": share["list"], "reward_pad_accept": share["pad"],
+            "reward_attack_n": len(attacks), "reward_attack_accept": share["all"],
+            "reward_attack_worst_form": max(v for k, v in share.items()
+                                            if k not in ("all", "list", "pad"))}
 
 
 def bench_speed(data: Path, n: int) -> tuple[float, float]:
@@ -170,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"shared data not found at {data}; pass --shared-data DIR", file=sys.stderr)
         return 2
     scores = bench_agreement(data)
+    modes = bench_reward_modes(data)
+    attacks = bench_attacks(data)
     speed, em_speed = bench_speed(data, 3000)
     math, areal = bench_math(data)
     decon = bench_decontamination(data)
@@ -179,7 +234,15 @@ def main(argv: list[str] | None = None) -> int:
           f"areal_same_reward={areal:.4f} decon_precision={decon['precision']:.4f} "
           f"decon_recall={decon['recall']:.4f} equiv_calls_per_s={speed:.0f} "
           f"em_calls_per_s={em_speed:.0f} dedup_embed_s={embed_s:.2f} "
-          f"dedup_search_s={search_s:.2f} dedup_naive_search_s={naive_s:.2f}")
+          f"dedup_search_s={search_s:.2f} dedup_naive_search_s={naive_s:.2f} "
+          f"reward_list_accept={attacks['reward_list_accept']:.4f} "
+          f"reward_pad_accept={attacks['reward_pad_accept']:.4f} "
+          f"reward_attack_n={attacks['reward_attack_n']} "
+          f"reward_attack_worst_form={attacks['reward_attack_worst_form']:.4f} "
+          f"reward_agreement_nq301={modes['reward_agreement_nq301']:.4f} "
+          f"reward_agreement_evouna_nq={modes['reward_agreement_evouna_nq']:.4f} "
+          f"judge_agreement_nq301={modes['judge_agreement_nq301']:.4f} "
+          f"judge_agreement_evouna_nq={modes['judge_agreement_evouna_nq']:.4f}")
     return 0
 
 

@@ -136,11 +136,6 @@ def _century(g, ds, rng):
     return f"the {n}th century"
 
 
-def _year_only(g, ds, rng):
-    y = _year_of(g)
-    return None if y is None else str(y)
-
-
 def _padded(n_words: int) -> Callable:
     def build(g, ds, rng, filler: Sequence[str] = ()):
         words = [rng.choice(filler) for _ in range(n_words)]
@@ -176,7 +171,6 @@ FORMS: dict[str, tuple[tuple[str, ...], str, Callable]] = {
     "repeat": (ALL, "", _repeat),
     "decade": (("year", "date"), "", _decade),
     "century": (("year",), "", _century),
-    "year_of_date": (("date",), "", _year_only),
     "pad_words": (ALL, "", _padded(12)),
     "pad_long": (ALL, "", _padded(60)),
 }

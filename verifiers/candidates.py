@@ -23,7 +23,7 @@ import re
 from typing import Sequence
 
 from verifiers.dates import as_date, find_dates
-from verifiers.normalize import STOPWORDS, canonical_tokens, squad_normalize
+from verifiers.normalize import STOPWORDS, canonical_tokens, repair_mojibake, squad_normalize
 from verifiers.periods import as_year, find_spans, find_years
 from verifiers.phrases import list_items, number
 
@@ -50,7 +50,9 @@ _RANGE = re.compile(
     rf"(?<![\w.])(?:{_NUM})\s*(?:[-–—]|to|through|till|until|thru)\s*(?:{_NUM})(?![\w])"
     rf"|between\s+(?:{_NUM})\s+and\s+(?:{_NUM})", re.IGNORECASE)
 _RUN = re.compile(rf"(?<![\w.,])(?:{_NUM})(?:\s+(?:{_NUM}))+(?![\w.,]*\d)")
-_ZERO_PADDED = re.compile(r"(?<![\w.,])0\d+(?![.,]?\d)")
+_ZERO_PADDED = re.compile(r"(?<![\w.,/:'’–—-])0\d+(?![.,:]?\d)")  # not "2001–02", "10:05"
+# A parenthesised abbreviation glosses what precedes it ("Krypton (Kr)", "carbon dioxide (CO2)").
+_GLOSS = re.compile(r"\s*\(\s*[A-Z][A-Za-z0-9]{0,4}\s*\)")
 _MONTH = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?")
 _DATE = re.compile(rf"\b(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{3,4}}"
                    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+\d{{3,4}}"
@@ -76,6 +78,15 @@ def answer_type(gold: str) -> str:
     return "other"
 
 
+def short_single_answer(text: str, max_words: int = 10) -> bool:
+    """At most ``max_words`` words and no list separator: the subset of labelled pairs on
+    which the reward mode is held to the judging mode (benchmarks/bench_verifiers.py)."""
+    return len(text.split()) <= max_words and not _LIST_SEPARATOR.search(text)
+
+
+_LIST_SEPARATOR = re.compile(r"[,;/|&\n]|\b(?:and|or|nor)\b", re.IGNORECASE)
+
+
 def _title_case(text: str) -> bool:
     letters = [w for w in re.findall(r"[^\W\d_][\w'’.-]*", text) if w.lower() not in STOPWORDS]
     return bool(letters) and all(w[0].isupper() for w in letters)
@@ -84,7 +95,7 @@ def _title_case(text: str) -> bool:
 def refusal(answer: str, gold: str, aliases: Sequence[str] = (), question: str | None = None,
             *, max_extra_words: int = MAX_EXTRA_WORDS, max_chars: int = MAX_CHARS) -> str:
     """The refusal rule for ``answer`` ("refused_list", "refused_padding", …) or ""."""
-    refs = [r for r in (gold, *aliases) if r and r.strip()]
+    refs = [repair_mojibake(r) for r in (gold, *aliases) if r and r.strip()]
     kind = answer_type(gold)
     masked = _mask(answer, refs)
     if kind in ("year", "number", "date") and _ZERO_PADDED.search(_DATE.sub(" ", masked)):
@@ -99,8 +110,8 @@ def refusal(answer: str, gold: str, aliases: Sequence[str] = (), question: str |
     if _repeated(answer, refs):
         return "refused_repeat"
     if kind in ("year", "number", "date"):
-        numeric = _DATE.sub(" date ", masked).replace(_MASK, "1")  # the gold is a number here
-        if _RANGE.search(numeric):
+        numeric = _mask(_DATE.sub(" date ", answer), refs).replace(_MASK, "1")  # gold: a number
+        if _RANGE.search(numeric) and not any(_RANGE.search(r) for r in refs):
             return "refused_range"
         if _RUN.search(numeric):
             return "refused_list"
@@ -110,31 +121,18 @@ def refusal(answer: str, gold: str, aliases: Sequence[str] = (), question: str |
 
 
 def coarser(answer: str, gold: str, aliases: Sequence[str] = ()) -> bool:
-    """The answer states a period or date less precise than every gold that is a year
-    or date: "the 1930s" or "the 20th century" for 1934, "2018" for "May 18, 2018"."""
+    """The answer names a decade or century, no year, for a gold that is a year or a
+    date ("the 1930s" or "the 20th century" for 1934). A year for a full date is not
+    refused: human raters accept it ("1965" for "1 August 1965")."""
     words = canonical_tokens(answer).words
-    dates = [d for d in find_dates(words) if d.year is not None]
-    if dates:
-        pred_precision = max(_precision(d) for d in dates)
-    elif find_spans(words):
-        pred_precision = 0  # a decade or a century, no year
-    else:
+    if find_years(words) or not find_spans(words):
         return False
-    golds = []
     for ref in (gold, *aliases):
         w = canonical_tokens(ref).words
         d = as_date(w)
-        if as_year(w) is not None:
-            golds.append(1)
-        elif d is not None and d.year is not None:
-            golds.append(_precision(d))
-        elif find_spans(w) and as_date(w) is None:
-            return False  # a gold that is a period itself accepts that precision
-    return bool(golds) and pred_precision < min(golds)
-
-
-def _precision(d) -> int:
-    return 1 + (d.month is not None) + (d.day is not None)
+        if as_year(w) is not None or (d is not None and d.year is not None):
+            return True
+    return False
 
 
 def _extra_words(answer: str, refs: list[str], question: str | None) -> int:
@@ -178,7 +176,7 @@ def split_candidates(text: str) -> list[str]:
                 return [str(x).strip() for x in items if str(x).strip()]
         except ValueError:
             pass
-    text = _BULLET.sub("\n", text)
+    text = _GLOSS.sub(" ", _BULLET.sub("\n", text))
     text = _DATE.sub(lambda m: m.group().replace(",", " "), text)
     return [p.strip(" \t.:\"'`*") for p in _SEPARATORS.split(text) if p and p.strip(" \t.:\"'`*")]
 

@@ -82,7 +82,8 @@ def last_sentence(text: str) -> str:
     """
     parts: list[str] = []
     for part in (p.strip() for p in _SENTENCE_END.split(text.strip()) if p.strip()):
-        if parts and _NOT_AN_END.search(parts[-1]):
+        if parts and (_NOT_AN_END.search(parts[-1])
+                      or re.search(r"(?<![\d.])\d{1,3}\.$", parts[-1]) and part[:1].isdigit()):
             parts[-1] += " " + part
         else:
             parts.append(part)

@@ -46,8 +46,11 @@ def score_response(response: str, gold: str, aliases: Sequence[str] = (),
     """Judge a full generation against the gold answer; see :func:`reward`."""
     if mode not in REWARD_MODES:
         raise ValueError(f"mode must be one of {', '.join(REWARD_MODES)}, not {mode!r}")
-    answer = extract_final_answer(response)
     golds = [g for g in (gold, *aliases) if g and g.strip()]
+    whole = squad_normalize(response or "")
+    # A gold the extractor would cut ("Portugal. The Man") is judged whole.
+    answer = (response.strip() if whole and any(whole == squad_normalize(g) for g in golds)
+              else extract_final_answer(response))
     if not answer:
         return RewardResult(0.0, "", "no_answer")
     if mode == "strict":
