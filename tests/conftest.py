@@ -90,7 +90,10 @@ def _copy_warehouse(src: Path, dst: Path):
     its data path, so the folder itself cannot be copied)."""
     import warehouse
     from warehouse import FetchRecord, PageRecord
-    source = warehouse.open(src, read_only=True)
+    try:
+        source = warehouse.open(src, read_only=True)
+    except warehouse.SchemaMismatch:  # made by an older checkout: opening to write upgrades it
+        source = warehouse.open(src)
     try:
         tables = {t: source.sql(f"select * from {t.TABLE}") for t in (PageRecord, FetchRecord)}
     finally:

@@ -1,0 +1,148 @@
+"""run_compose and `datagen compose`: resume without doubles, determinism, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import warehouse
+from datagen.compose import ComposeConfig, NoPages, run_compose
+from warehouse import PageRecord
+from warehouse.schema import utcnow
+
+QUERY = "select question_id, parent_id, composer from questions order by question_id"
+
+
+def _rows(wh):
+    return wh.sql(QUERY).to_pylist()
+
+
+def test_crash_then_rerun_continues_and_doubles_nothing(demo_crawled_copy, demo_composed):
+    wh = demo_crawled_copy
+    cfg = ComposeConfig(seed=0, batch_size=150)
+
+    def crash_after_two_batches(summary):
+        if summary.seeds_done >= 300:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        run_compose(wh, cfg, progress=crash_after_two_batches)
+    partial = _rows(wh)
+    assert 0 < len(partial)
+    again = run_compose(wh, cfg)
+    assert again.composed_existing > 0            # the first batches were not redone
+    rows = _rows(wh)
+    ids = [r["question_id"] for r in rows]
+    assert len(ids) == len(set(ids))
+    ref = warehouse.open(demo_composed, read_only=True)
+    try:                                          # same rows as one uninterrupted run
+        assert ids == [r["question_id"] for r in _rows(ref)]
+    finally:
+        ref.close()
+    third = run_compose(wh, cfg)
+    assert third.seeds_new == 0 and third.composed == 0 and len(_rows(wh)) == len(rows)
+    runs = wh.sql("select status from runs where kind = 'compose' order by started_at").to_pylist()
+    assert [r["status"] for r in runs] == ["interrupted", "succeeded", "succeeded"]
+
+
+@pytest.mark.slow
+def test_same_pages_same_seed_same_questions_in_another_process(demo_crawled, demo_composed,
+                                                                tmp_path):
+    code = ("import sys, warehouse; from tests.conftest import _copy_warehouse; "
+            "from datagen.compose import ComposeConfig, run_compose; "
+            "wh = _copy_warehouse(sys.argv[1], sys.argv[2]); "
+            "run_compose(wh, ComposeConfig(seed=0, max_questions=120))")
+    subprocess.run([sys.executable, "-c", code, str(demo_crawled), str(tmp_path / "w")],
+                   check=True, env={**os.environ, "PYTHONHASHSEED": "99"}, cwd=str(_repo()))
+    other = warehouse.open(tmp_path / "w", read_only=True)
+    ref = warehouse.open(demo_composed, read_only=True)
+    try:
+        theirs = {r["question_id"] for r in _rows(other)}
+        ours = {r["question_id"] for r in _rows(ref)}
+        composed = [r for r in _rows(other) if r["composer"].startswith("compose:")]
+        assert len(composed) == 120 and theirs <= ours
+    finally:
+        other.close()
+        ref.close()
+
+
+def _repo():
+    from pathlib import Path
+    return Path(__file__).resolve().parents[2]
+
+
+def test_empty_warehouse_is_a_clear_error(wh):
+    with pytest.raises(NoPages, match="no stored pages"):
+        run_compose(wh, ComposeConfig())
+    assert wh.sql("select status from runs where kind = 'compose'").to_pylist()[0]["status"] == "failed"
+
+
+def _page(url, title, text, links=()):
+    from warehouse import Link
+    return PageRecord(url=url, title=title, text=text, content_hash=url, fetched_at=utcnow(),
+                      links=tuple(Link(u, a) for u, a in links))
+
+
+def test_pages_without_facts_and_seeds_without_pages_are_counted(wh):
+    wh.append([_page("http://x/a", "Notes", "some words without any fact at all"),
+               _page("http://x/b", "Lumen Tower", "Lumen Tower was founded in 1950 by nobody.")])
+    s = run_compose(wh, ComposeConfig())
+    assert s.pages == 2 and s.pages_without_facts == 1 and s.seeds == 1
+    assert s.composed == 0 and s.not_composed == {"no_fact_to_inject": 1}
+
+
+def test_cli_bad_input_is_one_line(tmp_path, capsys):
+    from datagen.cli import main
+    empty = tmp_path / "w"
+    for argv, needle in (
+            (["compose", "--warehouse", str(empty)], "no stored pages"),
+            (["compose", "--warehouse", str(empty), "--hops", "4-2"], "--hops"),
+            (["compose", "--warehouse", str(empty), "--backend", "llm"], "endpoint"),
+            (["compose", "--warehouse", str(empty), "--config", str(tmp_path / "no.yaml")],
+             "no such file")):
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 2, (argv, err)
+        assert needle in err and len(err.strip().splitlines()) == 1
+    assert main(["compose", "--help"]) == 0
+
+
+def test_cli_summary_on_small_real_like_pages(wh, capsys):
+    from datagen.cli import main
+    pages = _real_like_pages()
+    wh.append(pages)
+    root = wh.root
+    wh.close()
+    assert main(["compose", "--warehouse", str(root), "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "seeds" in out and "questions/s" in out
+
+
+def _real_like_pages():
+    """Three linked 'encyclopedia' pages of plain prose (no infobox)."""
+    a = ("Harlow Vance (born 4 June 1931) is an English architect known for coastal museums. "
+         "Vance designed the Marrow Bay Museum in Kestrel Point.")
+    b = ("The Marrow Bay Museum is a maritime museum in Kestrel Point that opened in 1962. "
+         "It was designed by Harlow Vance.")
+    c = ("Kestrel Point is a fishing town on the north coast of Amberland. "
+         "Kestrel Point was founded in 1204 by herring merchants.")
+    return [_page("http://r/vance", "Harlow Vance", a,
+                  [("http://r/museum", "Marrow Bay Museum"), ("http://r/kestrel", "Kestrel Point")]),
+            _page("http://r/museum", "Marrow Bay Museum", b,
+                  [("http://r/kestrel", "Kestrel Point"), ("http://r/vance", "Harlow Vance")]),
+            _page("http://r/kestrel", "Kestrel Point", c)]
+
+
+def test_real_like_pages_compose_two_hops_with_search_uniqueness(wh):
+    wh.append(_real_like_pages())
+    s = run_compose(wh, ComposeConfig(seed=1))
+    rows = wh.sql("select * from questions").to_pylist()
+    assert s.seeds >= 4 and any(r["hops"] >= 2 for r in rows), [r["question"] for r in rows]
+    for r in rows:
+        trace = json.loads(r["trace"])
+        if r["hops"] >= 2:
+            assert trace["uniqueness"]["method"] == "search"
+        assert r["answer"] not in r["question"]
