@@ -26,7 +26,7 @@ from datagen.crawl.config import CrawlConfig
 from datagen.crawl.fetch import Fetched, Fetcher
 from datagen.crawl.robots import RobotsCache
 from datagen.crawl.seeds import Seeds, classify, expand_sitemaps
-from datagen.crawl.urls import AddressGuard, Scope, host_key
+from datagen.crawl.urls import AddressGuard, Resolver, Scope, host_key
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +83,14 @@ class _Host:
 
 
 class Crawler:
+    """resolver and network are seams for tests: the DNS answers the address guard checks
+    and pins, and the socket layer under the pins."""
+
     def __init__(self, cfg: CrawlConfig, wh, run_id: str = "",
-                 on_progress: Callable[[CrawlSummary], None] | None = None):
+                 on_progress: Callable[[CrawlSummary], None] | None = None, *,
+                 resolver: Resolver | None = None, network=None):
         self.cfg, self.wh, self.run_id, self.on_progress = cfg, wh, run_id, on_progress
+        self._resolver, self._network = resolver, network
         self.summary = CrawlSummary(run_id=run_id)
         self.queue: asyncio.Queue = asyncio.Queue()
         self.seen: set[str] = set()
@@ -123,8 +128,8 @@ class Crawler:
         started = time.monotonic()
         seeds = classify(self.cfg.seeds)
         self.scope = self._scope(seeds)
-        self.guard = AddressGuard(self.cfg.allow_private)
-        self.fetcher = Fetcher(self.cfg)
+        self.guard = AddressGuard(self.cfg.allow_private, self._resolver)
+        self.fetcher = Fetcher(self.cfg, guard=self.guard, network=self._network)
         self.robots = RobotsCache(self.fetcher, enabled=self.cfg.respect_robots,
                                   agent=_robots_agent(self.cfg.user_agent))
         try:
@@ -165,7 +170,7 @@ class Crawler:
         return await expand_sitemaps(seeds, self.fetcher) if seeds.sitemaps else []
 
     def _enqueue(self, url: str, depth: int, check_scope: bool = True) -> None:
-        if url in self.seen or (check_scope and self.scope.allows(url, depth)):
+        if url in self.seen or (check_scope and self.scope.refusal(url, depth)):
             return
         self.seen.add(url)
         self.summary.discovered += 1
@@ -201,7 +206,7 @@ class Crawler:
         return await self.guard.refusal(url) or await self.robots.refusal(url)
 
     async def _redirect_check(self, url: str) -> str | None:
-        out = self.scope.allows(url)
+        out = self.scope.refusal(url)
         return f"out_of_scope ({out}): {url}" if out else await self._refusal(url)
 
     async def _visit(self, url: str, depth: int) -> None:
@@ -272,7 +277,7 @@ class Crawler:
     def _decide_and_store(self, res: Fetched, page: ex.Extracted, depth: int) -> None:
         url = res.final_url  # the page's own address; fetches keeps the URL as requested
         if page.canonical and page.canonical not in (res.url, res.final_url) \
-                and not self.scope.allows(page.canonical):
+                and not self.scope.refusal(page.canonical):
             if page.canonical in self.known or page.canonical in self.seen:
                 self._record(_as(res, "skipped", f"duplicate_canonical: {page.canonical}"), depth)
                 return

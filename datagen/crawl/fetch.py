@@ -13,6 +13,7 @@ import asyncio
 import email.utils
 import logging
 import random
+import ssl
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -20,10 +21,11 @@ from pathlib import Path
 from typing import Awaitable, Callable
 from urllib.parse import unquote, urlsplit
 
+import httpcore
 import httpx
 
 from datagen.crawl.config import CrawlConfig
-from datagen.crawl.urls import normalise
+from datagen.crawl.urls import AddressGuard, normalise
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +65,15 @@ RedirectCheck = Callable[[str], Awaitable[str | None]]
 
 
 class Fetcher:
-    def __init__(self, cfg: CrawlConfig, client: httpx.AsyncClient | None = None):
+    """guard: connections go to the addresses it checked (see PinnedNetwork); network and
+    ssl_context are seams for tests (the socket layer under the pins, the trusted CAs)."""
+
+    def __init__(self, cfg: CrawlConfig, client: httpx.AsyncClient | None = None,
+                 guard: AddressGuard | None = None,
+                 network: httpcore.AsyncNetworkBackend | None = None,
+                 ssl_context: ssl.SSLContext | None = None):
         self.cfg = cfg
-        self.client = client or make_client(cfg)
+        self.client = client or make_client(cfg, guard, network, ssl_context)
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -103,6 +111,8 @@ class Fetcher:
                 res.outcome, res.reason, res.body = exc.outcome, exc.reason, None
                 return res
             except RETRY_ERRORS as exc:
+                if str(exc).startswith(PIN_REFUSALS):  # the pinned address is refused: final
+                    return _skip(res, str(exc))
                 _fail(res, f"connection_error: {type(exc).__name__}")
             except httpx.HTTPError as exc:
                 return _fail(res, f"http_error: {type(exc).__name__}: {exc}")
@@ -236,12 +246,63 @@ def _decoder(encoding: str):
     raise _Refused("failed", f"unsupported_content_encoding: {encoding}")
 
 
-def make_client(cfg: CrawlConfig) -> httpx.AsyncClient:
-    """A client that leaves redirects, decompression and timing to the Fetcher."""
+PIN_REFUSALS = ("private_address:", "dns_error:")
+
+
+class PinnedNetwork(httpcore.AsyncNetworkBackend):
+    """httpcore's socket layer, connecting to the addresses the guard checked for a host.
+
+    httpcore passes the URL's host here and keeps it for everything else, so the request
+    keeps its Host header and, for HTTPS, the SNI and the certificate check use the host
+    name while the socket goes to the pinned address. Every connection (each redirect hop,
+    robots.txt, sitemaps) comes through here, so none reaches an address that was not checked.
+    """
+
+    def __init__(self, guard: AddressGuard, inner: httpcore.AsyncNetworkBackend | None = None):
+        self.guard = guard
+        self.inner = inner or httpcore.AnyIOBackend()
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                          local_address: str | None = None, socket_options=None):
+        addresses, refusal = await self.guard.addresses(host)
+        if refusal:
+            raise httpcore.ConnectError(refusal)
+        error: Exception = httpcore.ConnectError(f"dns_error: no address for {host}")
+        for address in addresses:  # in the resolver's order, as a plain client would
+            try:
+                return await self.inner.connect_tcp(address, port, timeout=timeout,
+                                                    local_address=local_address,
+                                                    socket_options=socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                error = exc
+        raise error
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options=None):
+        raise httpcore.ConnectError("unix sockets are not crawled")
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
+def make_client(cfg: CrawlConfig, guard: AddressGuard | None = None,
+                network: httpcore.AsyncNetworkBackend | None = None,
+                ssl_context: ssl.SSLContext | None = None) -> httpx.AsyncClient:
+    """A client that leaves redirects, decompression and timing to the Fetcher, and (with
+    a guard) connects only to the addresses the guard checked."""
     limits = httpx.Limits(max_connections=cfg.global_concurrency,
                           max_keepalive_connections=cfg.global_concurrency)
     timeout = httpx.Timeout(cfg.request_deadline_s)
     headers = {"User-Agent": cfg.user_agent, "Accept-Encoding": "gzip, deflate",
                "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5"}
-    return httpx.AsyncClient(follow_redirects=False, limits=limits, timeout=timeout,
-                             headers=headers, trust_env=False)
+    ctx = ssl_context or httpx.create_ssl_context(trust_env=False)
+    transport = httpx.AsyncHTTPTransport(verify=ctx, limits=limits, trust_env=False)
+    if guard is not None:
+        # httpx has no network-backend option: give its transport a pool that has one
+        transport._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ctx, max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=PinnedNetwork(guard, network))
+    return httpx.AsyncClient(follow_redirects=False, timeout=timeout, headers=headers,
+                             transport=transport, trust_env=False)

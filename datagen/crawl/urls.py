@@ -1,4 +1,4 @@
-"""URL normalisation, crawl scope, and the private-address guard."""
+"""URL normalisation, crawl scope, and the private-address guard (which pins addresses)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import ipaddress
 import re
 import socket
 from dataclasses import dataclass, field
+from typing import Awaitable, Callable
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -83,7 +84,7 @@ class Scope:
     max_depth: int = 20
     same_host: bool = True
 
-    def allows(self, url: str, depth: int = 0) -> str | None:
+    def refusal(self, url: str, depth: int = 0) -> str | None:
         """None when in scope, else the reason it is out of scope."""
         if depth > self.max_depth:
             return "max_depth"
@@ -108,35 +109,67 @@ def _is_public(ip: ipaddress._BaseAddress) -> bool:
                 or ip.is_multicast or ip.is_unspecified)
 
 
-class AddressGuard:
-    """Refuses hosts that resolve to private, loopback or link-local addresses (cached).
+Resolver = Callable[[str], Awaitable[list[str]]]
 
-    The check runs before the first request to a host. DNS could change between this check
-    and httpx's own lookup (rebinding); a crawler facing hostile DNS should pin addresses.
+
+async def system_resolve(host: str) -> list[str]:
+    """The host's addresses from the system resolver (IPv6 zone ids dropped)."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(i[4][0].split("%")[0] for i in infos))
+
+
+@dataclass(frozen=True)
+class _Pin:
+    """A host's addresses as resolved once, and why they are refused (None: allowed)."""
+    addresses: tuple[str, ...]
+    refusal: str | None
+
+
+class AddressGuard:
+    """Refuses hosts that resolve to private, loopback or link-local addresses, and pins
+    the addresses it checked: a host is resolved once per crawl, and connections go to
+    those addresses (`addresses()`, used by the HTTP client's network backend), so a DNS
+    answer that changes after the check (rebinding) is never used.
+
+    `resolver` is the seam for tests (default: the system resolver).
     """
 
-    def __init__(self, allow_private: bool):
+    def __init__(self, allow_private: bool, resolver: Resolver | None = None):
         self.allow_private = allow_private
-        self._cache: dict[str, str | None] = {}
+        self.resolver = resolver or system_resolve
+        self._pins: dict[str, _Pin] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
 
     async def refusal(self, url: str) -> str | None:
         """None when the host may be fetched, else the reason."""
         if self.allow_private or url.startswith("file:"):
             return None
-        host = urlsplit(url).hostname or ""
-        if host not in self._cache:
-            self._cache[host] = await self._check(host)
-        return self._cache[host]
+        return (await self._pin(urlsplit(url).hostname or "")).refusal
 
-    async def _check(self, host: str) -> str | None:
+    async def addresses(self, host: str) -> tuple[tuple[str, ...], str | None]:
+        """(the pinned addresses to connect to, the refusal or None) for a host."""
+        pin = await self._pin(host)
+        return pin.addresses, None if self.allow_private else pin.refusal
+
+    async def _pin(self, host: str) -> _Pin:
+        host = host.strip("[]").lower()
+        if host not in self._pins:
+            lock = self._locks.setdefault(host, asyncio.Lock())
+            async with lock:  # concurrent first requests to a host resolve it once
+                if host not in self._pins:
+                    self._pins[host] = await self._check(host)
+        return self._pins[host]
+
+    async def _check(self, host: str) -> _Pin:
         try:
-            ips = [ipaddress.ip_address(host.strip("[]"))]
+            ips = [ipaddress.ip_address(host)]
         except ValueError:
             try:
-                infos = await asyncio.get_running_loop().getaddrinfo(
-                    host, None, type=socket.SOCK_STREAM)
-            except OSError as exc:
-                return f"dns_error: {exc}"
-            ips = [ipaddress.ip_address(i[4][0].split("%")[0]) for i in infos]
+                ips = [ipaddress.ip_address(a) for a in await self.resolver(host)]
+            except (OSError, ValueError) as exc:
+                return _Pin((), f"dns_error: {exc}")
+            if not ips:
+                return _Pin((), f"dns_error: no address for {host}")
         bad = [str(ip) for ip in ips if not _is_public(ip)]
-        return f"private_address: {host} -> {bad[0]}" if bad else None
+        refusal = f"private_address: {host} -> {bad[0]}" if bad else None
+        return _Pin(tuple(str(ip) for ip in ips), refusal)

@@ -37,14 +37,14 @@ def test_normalise_is_idempotent():
 def test_scope_rules():
     s = Scope(hosts={"a.org"}, include=(re.compile(r"/wiki/"),),
               exclude=(re.compile(r"\.pdf$"),), max_depth=2)
-    assert s.allows("http://a.org/wiki/x", 1) is None
-    assert s.allows("http://b.org/wiki/x", 1) == "other_host"
-    assert s.allows("http://a.org/other", 1) == "not_included"
-    assert s.allows("http://a.org/wiki/x.pdf", 1) == "excluded"
-    assert s.allows("http://a.org/wiki/x", 3) == "max_depth"
+    assert s.refusal("http://a.org/wiki/x", 1) is None
+    assert s.refusal("http://b.org/wiki/x", 1) == "other_host"
+    assert s.refusal("http://a.org/other", 1) == "not_included"
+    assert s.refusal("http://a.org/wiki/x.pdf", 1) == "excluded"
+    assert s.refusal("http://a.org/wiki/x", 3) == "max_depth"
     p = Scope(prefixes=("http://a.org/docs/",))
-    assert p.allows("http://a.org/docs/1") is None
-    assert p.allows("http://a.org/blog/1") == "outside_prefix"
+    assert p.refusal("http://a.org/docs/1") is None
+    assert p.refusal("http://a.org/blog/1") == "outside_prefix"
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "10.1.2.3", "192.168.0.9", "169.254.169.254",
