@@ -187,6 +187,8 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str,
                 pred, Tokens(variant, (0,) * len(variant)), q_words, is_list=False):
             return True, "ordinal_form"
     for rule, part in reduced_golds(ref, ref_text, where_question="where" in q_words):
+        if not part:
+            continue  # an empty part would be found anywhere
         if rule == "coarser_place":
             if _coarser_place(pred, part, q_words):
                 return True, rule

@@ -60,3 +60,21 @@ def test_decontamination_precision_recall(shared_data):
     print("decontamination", scores)
     assert scores["precision"] >= 0.95 and scores["recall"] >= 0.9
     assert scores["flagged_copy"] == 1.0
+
+
+@pytest.mark.parametrize("name", ["nq301", "evouna_nq"])
+def test_reward_mode_agrees_with_the_judge_on_short_single_answers(shared_data, name):
+    """On the fixed subset (<= 10 words, no list separator) the reward mode's refusals
+    cost at most 0.01 of agreement with the human labels."""
+    from verifiers.candidates import short_single_answer
+    from verifiers.reward import score_response
+    folder = shared_data / "answer_equivalence"
+    pairs = (load_nq301(folder / "nq301_human_judgments.jsonl") if name == "nq301"
+             else load_evouna(folder / "evouna_nq.json"))
+    subset = [p for p in pairs if short_single_answer(p.prediction)]
+    assert len(subset) > 1000
+    judge = agreement(subset, rules_judge)["all"]
+    reward = agreement(subset, lambda p: score_response(
+        p.prediction, p.gold, p.aliases, p.question).reward > 0)["all"]
+    print(name, "judge", judge, "reward", reward)
+    assert reward >= judge - 0.01
