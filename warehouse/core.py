@@ -13,7 +13,6 @@ import json
 import logging
 import random
 import re
-import subprocess
 import time
 import uuid
 from dataclasses import dataclass
@@ -22,8 +21,11 @@ from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
 
-from warehouse import errors
-from warehouse.schema import RECORD_TYPES, Record, RunRecord, conform, to_arrow, utcnow
+from warehouse import errors, runs
+from warehouse.runs import code_version, redact  # noqa: F401 - re-exported
+from warehouse.schema import (
+    RECORD_TYPES, RUN_STATUSES, Record, RunRecord, conform, to_arrow, utcnow,
+)
 
 log = logging.getLogger(__name__)
 
@@ -37,45 +39,12 @@ TRAIN_READY_INPUTS = ("questions", "verdicts", "difficulty")
 _COPIES = "view_copies"  # in-memory database for per-snapshot copies; searched only on demand
 _TRAIN_READY_REF = re.compile(r"(?<![.\w])train_ready\b", re.I)
 
-_SECRET_KEY = re.compile(r"(api[_-]?key|token|password|passwd|secret|credential|auth)", re.I)
-_URL_CREDS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@", re.I)
-
-
-def redact(value: Any) -> Any:
-    """Replace secrets (API keys, tokens, passwords, URL credentials) before storing a config."""
-    if isinstance(value, dict):
-        return {k: ("***REDACTED***" if _SECRET_KEY.search(str(k)) and v not in (None, "")
-                    else redact(v)) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact(v) for v in value]
-    if isinstance(value, str):
-        return _URL_CREDS.sub(r"\g<scheme>***REDACTED***@", value)
-    return value
-
-
 _PASSWORD = re.compile(r"\s*\bpassword\s*=\s*('[^']*'|\S+)", re.I)
 
 
 def hide_password(text: str, keep: bool = True) -> str:
     """Mask (keep=True) or drop a `password=...` from a libpq DSN or a message quoting one."""
     return _PASSWORD.sub(" password=***" if keep else "", text).strip()
-
-
-def code_version() -> str:
-    """The git commit of the code when run from a checkout, else the package version."""
-    root = Path(__file__).resolve().parent.parent
-    try:
-        out = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"],
-                             capture_output=True, text=True, timeout=5)
-        if out.returncode == 0 and out.stdout.strip():
-            return "git:" + out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    try:
-        from importlib.metadata import version
-        return "hardqa " + version("hardqa")
-    except Exception:  # noqa: BLE001 - metadata is optional
-        return "unknown"
 
 
 def arrow_to_sql_type(t: pa.DataType) -> str:
@@ -279,16 +248,45 @@ class Warehouse:
     # ---- runs (lineage) --------------------------------------------------------------
 
     def start_run(self, kind: str, config: dict[str, Any] | None = None,
-                  run_id: str | None = None) -> str:
+                  run_id: str | None = None, *, parent_run_id: str = "",
+                  resumed_from: str = "") -> str:
+        """Record a `running` run of `kind` (with this process's pid and host) and return its
+        id. First, runs of the same kind left `running` by a process that is gone are marked
+        `interrupted`. `resumed_from`: the run whose checkpoint this one continues."""
+        self.mark_interrupted(kind)
         run_id = run_id or f"{kind}-{utcnow():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+        pid, host = runs.this_process()
         rec = RunRecord(run_id=run_id, kind=kind,
                         config=json.dumps(redact(config or {}), sort_keys=True, default=str),
-                        code_version=code_version(), started_at=utcnow())
+                        code_version=code_version(), started_at=utcnow(), pid=pid, host=host,
+                        parent_run_id=parent_run_id, resumed_from=resumed_from)
         self.append([rec])
         return run_id
 
+    def mark_interrupted(self, kind: str) -> list[str]:
+        """Mark `interrupted` the runs of `kind` on this host still `running` although their
+        process is gone (killed, crashed machine); returns their ids."""
+        _, host = runs.this_process()
+        rows = self.con.execute(
+            f"SELECT run_id, pid, started_at FROM {LAKE}.runs WHERE kind = ? AND "
+            "status = 'running' AND host = ? AND pid > 0", [kind, host]).fetchall()
+        gone = [run_id for run_id, pid, started in rows if runs.process_gone(pid, started)]
+        if gone:
+            note = json.dumps({"interrupted": f"its process on {host} was gone"})
+            marks = ", ".join("?" * len(gone))
+            self.commit(lambda con: con.execute(
+                f"UPDATE {LAKE}.runs SET status = 'interrupted', finished_at = ?, summary = ? "
+                f"WHERE status = 'running' AND run_id IN ({marks})", [utcnow(), note, *gone]))
+            log.warning("marked %d %s run(s) interrupted (process gone): %s",
+                        len(gone), kind, ", ".join(gone))
+        return gone
+
     def finish_run(self, run_id: str, status: str = "succeeded",
                    summary: dict[str, Any] | None = None) -> None:
+        if status not in RUN_STATUSES:
+            raise ValueError(f"run status {status!r} is not allowed; use one of "
+                             f"{', '.join(map(repr, RUN_STATUSES))}")
+
         def update(con):
             con.execute(f"UPDATE {LAKE}.runs SET finished_at = ?, status = ?, summary = ? "
                         "WHERE run_id = ?",
@@ -297,9 +295,10 @@ class Warehouse:
 
     @contextlib.contextmanager
     def run(self, kind: str, config: dict[str, Any] | None = None,
-            run_id: str | None = None) -> Iterator["RunHandle"]:
-        """`with wh.run("crawl", cfg) as run:` ... marks the run succeeded/failed/interrupted."""
-        handle = RunHandle(self.start_run(kind, config, run_id))
+            run_id: str | None = None, **lineage: str) -> Iterator["RunHandle"]:
+        """`with wh.run("crawl", cfg) as run:` ... marks the run succeeded/failed/interrupted.
+        `lineage`: parent_run_id= and resumed_from= as in start_run."""
+        handle = RunHandle(self.start_run(kind, config, run_id, **lineage))
         try:
             yield handle
         except KeyboardInterrupt:

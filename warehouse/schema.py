@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass, field
 import types
 import typing
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import Any, ClassVar, Iterable, Literal, Sequence
 
 import pyarrow as pa
 
@@ -31,13 +31,23 @@ TS = pa.timestamp("us", tz="UTC")
 EVIDENCE = pa.struct([("url", pa.string()), ("quote", pa.string())])
 LINK = pa.struct([("url", pa.string()), ("anchor", pa.string())])
 
-BANDS = ("too_easy", "easy", "medium", "hard", "too_hard")
-VERDICT_STATUSES = ("pass", "fail", "error")
-FETCH_OUTCOMES = ("stored", "skipped", "failed")
-RUN_STATUSES = ("running", "succeeded", "failed", "interrupted")
-DIFFICULTY_SOURCES = ("solver", "training")
-LLM_CALL_STATUSES = ("ok", "failed", "cached")
-ANSWER_TYPES = ("", "year", "number", "date", "entity", "other")
+# Status-like fields are typed with these Literals: a record refuses any other value when it
+# is built (ValueError listing the allowed ones); they are stored as plain strings.
+Band = Literal["too_easy", "easy", "medium", "hard", "too_hard"]
+VerdictStatus = Literal["pass", "fail", "error"]
+FetchOutcome = Literal["stored", "skipped", "failed"]
+RunStatus = Literal["running", "succeeded", "failed", "interrupted"]
+DifficultySource = Literal["solver", "training", "builtin"]  # builtin: the trainer's demo tasks
+LLMCallStatus = Literal["ok", "failed", "cached"]
+AnswerType = Literal["", "year", "number", "date", "entity", "other"]  # "" = unknown
+
+BANDS = typing.get_args(Band)
+VERDICT_STATUSES = typing.get_args(VerdictStatus)
+FETCH_OUTCOMES = typing.get_args(FetchOutcome)
+RUN_STATUSES = typing.get_args(RunStatus)
+DIFFICULTY_SOURCES = typing.get_args(DifficultySource)
+LLM_CALL_STATUSES = typing.get_args(LLMCallStatus)
+ANSWER_TYPES = typing.get_args(AnswerType)
 
 
 def utcnow() -> dt.datetime:
@@ -73,6 +83,14 @@ class Record:
     SCHEMA: ClassVar[pa.Schema]
     SCHEMA_VERSION: ClassVar[int]
     ARROW_TYPES: ClassVar[dict[str, pa.DataType]] = {}
+    ALLOWED: ClassVar[dict[str, tuple]] = {}  # Literal-typed fields -> allowed values (@record)
+
+    def __post_init__(self) -> None:
+        for name, allowed in self.ALLOWED.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(f"{type(self).__name__}.{name} = {value!r} is not allowed; "
+                                 f"use one of {', '.join(repr(a) for a in allowed)}")
 
     def to_row(self) -> dict[str, Any]:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
@@ -95,9 +113,22 @@ def record(cls: type[Record]) -> type[Record]:
     """Make `cls` a frozen dataclass and derive its Arrow SCHEMA from its fields."""
     cls = dataclass(frozen=True)(cls)
     hints = typing.get_type_hints(cls)
+    fields = dataclasses.fields(cls)
     cls.SCHEMA = pa.schema([(f.name, cls.ARROW_TYPES.get(f.name) or _arrow_type(hints[f.name]))
-                            for f in dataclasses.fields(cls)])
+                            for f in fields])
+    cls.ALLOWED = {f.name: allowed for f in fields if (allowed := _literal_values(hints[f.name]))}
     return cls
+
+
+def _literal_values(hint: Any) -> tuple:
+    """The values a Literal (or Optional Literal) annotation allows; () for other types."""
+    if typing.get_origin(hint) is Literal:
+        return typing.get_args(hint)
+    args = typing.get_args(hint)
+    if type(None) in args and (inner := [a for a in args if a is not type(None)]):
+        values = _literal_values(inner[0])
+        return values + (None,) if values else ()
+    return ()
 
 
 _SCALARS = {str: pa.string(), int: pa.int32(), float: pa.float64(), bool: pa.bool_()}
@@ -110,6 +141,8 @@ def _arrow_type(hint: Any) -> pa.DataType:
         return _arrow_type(args[0])
     if typing.get_origin(hint) is tuple:
         return pa.list_(_arrow_type(args[0]))
+    if typing.get_origin(hint) is Literal:
+        return pa.string()
     if hint in _SCALARS:
         return _SCALARS[hint]
     if hint is dt.datetime:
@@ -144,7 +177,7 @@ class FetchRecord(Record):
     url: str
     final_url: str | None
     http_status: int | None
-    outcome: str
+    outcome: FetchOutcome
     reason: str
     bytes: int
     elapsed_ms: float
@@ -200,7 +233,7 @@ class QuestionRecord(Record):
     trace: str = ""  # JSON: the composing steps, for audit
     run_id: str = ""
     created_at: dt.datetime = field(default_factory=utcnow)
-    answer_type: str = ""  # one of ANSWER_TYPES; "" = unknown
+    answer_type: AnswerType = ""
 
     TABLE: ClassVar[str] = "questions"
     SCHEMA_VERSION: ClassVar[int] = 2
@@ -212,7 +245,7 @@ class VerdictRecord(Record):
 
     question_id: str
     check_name: str
-    status: str
+    status: VerdictStatus
     reason: str = ""
     details: str = ""  # JSON with check-specific evidence
     run_id: str = ""
@@ -231,10 +264,10 @@ class DifficultyRecord(Record):
     k: int
     n_correct: int
     pass_rate: float
-    band: str
+    band: Band
     pass_rate_low: float | None = None
     pass_rate_high: float | None = None
-    source: str = "solver"  # "solver" or "training"
+    source: DifficultySource = "solver"
     run_id: str = ""
     created_at: dt.datetime = field(default_factory=utcnow)
     details: str = ""  # JSON of the attempts, for audit
@@ -274,14 +307,16 @@ class RunRecord(Record):
     code_version: str
     started_at: dt.datetime
     finished_at: dt.datetime | None = None
-    status: str = "running"
+    status: RunStatus = "running"
     summary: str = ""  # JSON counters written at the end
     created_at: dt.datetime = field(default_factory=utcnow)
     parent_run_id: str = ""  # a stage run's build run
     resumed_from: str = ""  # the run this one resumed
+    pid: int = 0  # the process running it, and its host: a run left `running` by a process
+    host: str = ""  # that is gone is marked `interrupted` when the next run of its kind starts
 
     TABLE: ClassVar[str] = "runs"
-    SCHEMA_VERSION: ClassVar[int] = 2
+    SCHEMA_VERSION: ClassVar[int] = 3
 
 
 @record
@@ -295,7 +330,7 @@ class LLMCallRecord(Record):
     model: str = ""
     request_key: str = ""
     n: int = 1
-    status: str = "ok"  # one of LLM_CALL_STATUSES
+    status: LLMCallStatus = "ok"
     error: str = ""
     attempts: int = 1
     latency_ms: float = 0.0
@@ -357,17 +392,25 @@ def to_arrow(records: Sequence[Record] | Iterable[Record], record_type: type[Rec
 
 
 def conform(table: pa.Table, record_type: type[Record]) -> pa.Table:
-    """An Arrow batch in the record type's exact schema; a column it lacks that has a plain
-    default (a field added later) is filled with that default, so older producers work."""
+    """An Arrow batch in the record type's exact schema; a column it lacks that has a
+    default (e.g. a field added later) is filled with it, so older producers still work.
+    Literal-typed columns are checked like a record's fields."""
     by_name = {f.name: f for f in dataclasses.fields(record_type)}
     for name in record_type.SCHEMA.names:
         if name not in table.column_names:
-            default = by_name[name].default
+            f = by_name[name]
+            default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
             if default is dataclasses.MISSING:
                 raise KeyError(f"{record_type.TABLE}: the batch lacks required column {name!r}")
             table = table.append_column(name, pa.array([default] * len(table),
                                                        record_type.SCHEMA.field(name).type))
-    return table.select(record_type.SCHEMA.names).cast(record_type.SCHEMA)
+    table = table.select(record_type.SCHEMA.names).cast(record_type.SCHEMA)
+    for name, allowed in record_type.ALLOWED.items():
+        bad = set(table.column(name).unique().to_pylist()) - set(allowed)
+        if bad:
+            raise ValueError(f"{record_type.__name__}.{name}: {sorted(map(repr, bad))} not "
+                             f"allowed; use one of {', '.join(repr(a) for a in allowed)}")
+    return table
 
 
 def from_arrow(table: pa.Table, record_type: type[Record]) -> list[Record]:

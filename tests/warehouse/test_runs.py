@@ -1,0 +1,68 @@
+"""Run lineage: a run whose process was killed is marked `interrupted` when the next run of
+its kind starts; live runs and runs of other kinds stay `running`; a resume is recorded."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+
+import pytest
+
+import warehouse
+from tests.warehouse.conftest import spawn
+
+START_AND_WAIT = """
+import sys, time, warehouse
+wh = warehouse.open(sys.argv[1], create=False)
+print(wh.start_run(sys.argv[2]), flush=True)
+wh.close()
+time.sleep(600)
+"""
+
+
+def _status(wh):
+    return {r["run_id"]: r for r in wh.sql("select * from runs").to_pylist()}
+
+
+@pytest.mark.integration
+def test_killed_run_is_marked_interrupted_when_the_next_run_of_its_kind_starts(wh_path):
+    killed, alive, other = (spawn(START_AND_WAIT, str(wh_path), kind)
+                            for kind in ("train", "train", "compose"))
+    try:
+        ids = {name: p.stdout.readline().strip() for name, p in
+               (("killed", killed), ("alive", alive), ("other", other))}
+        for p in (killed, other):
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait(timeout=30)
+        with warehouse.open(wh_path, create=False) as wh:
+            assert _status(wh)[ids["killed"]]["status"] == "running"  # nobody could mark it
+            new = wh.start_run("train")
+            runs = _status(wh)
+    finally:
+        alive.kill()
+        alive.wait(timeout=30)
+    assert runs[ids["killed"]]["status"] == "interrupted"
+    assert runs[ids["killed"]]["finished_at"] is not None
+    assert runs[ids["alive"]]["status"] == "running"  # its process still runs
+    assert runs[ids["other"]]["status"] == "running"  # another kind: left to its next run
+    assert runs[new]["status"] == "running" and runs[new]["pid"] == os.getpid()
+
+
+def test_reused_pid_counts_as_gone():
+    from warehouse.runs import process_gone
+    long_ago = dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)
+    assert process_gone(os.getpid(), long_ago)  # this process began after that run started
+    assert not process_gone(os.getpid(), dt.datetime.now(dt.timezone.utc))
+
+
+def test_resuming_run_records_what_it_resumed_and_its_parent(wh):
+    first = wh.start_run("train")
+    wh.finish_run(first, "interrupted")
+    with wh.run("train", {}, resumed_from=first, parent_run_id="build-1") as run:
+        pass
+    row = _status(wh)[run.run_id]
+    assert (row["resumed_from"], row["parent_run_id"], row["status"]) == (
+        first, "build-1", "succeeded")
+    with pytest.raises(ValueError, match="'running', 'succeeded', 'failed', 'interrupted'"):
+        wh.finish_run(run.run_id, "done")
