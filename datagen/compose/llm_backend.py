@@ -1,0 +1,264 @@
+"""The LLM composer: a chat model decides each step and words each question.
+
+It implements the composer's backend interface (datagen/compose/backend.py) over the one
+model client (datagen.llm): four prompts, each answered as JSON validated against a schema
+by the client (response_format json_schema, or prompt + parse + validate if the server
+refuses it):
+
+- seed:       word a one-fact seed question from the page's quote (`write_seed`);
+- step:       pick the next INJECT or FUZZ among the loop's valid options, or EXIT;
+- word:       word the composed chain (n samples; the first that keeps every constraint and
+              does not name the answer is taken);
+- self-check: the model re-reads its question against the facts and the answer.
+
+Nothing the model says is trusted: the loop's own validator still checks every step (quotes
+verbatim, answer unchanged and unique, not leaked, every constraint worded). A failed call
+costs the seed it was for (the step EXITs or the wording is rejected); `LLMStop` (dead
+endpoint, spent budget) ends the stage.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any, Sequence
+from urllib.parse import urlsplit
+
+from datagen.compose.backend import StepOption
+from datagen.llm import ChatClient, ChatRequest, ChatResult, EndpointConfig
+from datagen.seeds.chain import Chain, Literal, Node, render_question, render_value
+
+MAX_OPTIONS = 8
+QUOTE_CHARS = 160
+
+STEP_SCHEMA = {"type": "object", "required": ["action", "option"], "properties": {
+    "action": {"type": "string", "enum": ["INJECT", "FUZZ", "EXIT"]},
+    "option": {"type": "integer", "minimum": -1, "maximum": MAX_OPTIONS - 1}}}
+QUESTION_SCHEMA = {"type": "object", "required": ["question"], "properties": {
+    "question": {"type": "string", "minLength": 8, "maxLength": 400}}}
+CHECK_SCHEMA = {"type": "object", "required": ["names_answer", "states_all_facts", "one_answer"],
+                "properties": {"names_answer": {"type": "boolean"},
+                               "states_all_facts": {"type": "boolean"},
+                               "one_answer": {"type": "boolean"}}}
+
+SEED_PROMPT = """Write one trivia question from this page.
+Page: {title}
+The page says: "{quote}"
+Ask for: {ask}
+Answer (must not appear in the question): {answer}
+Use these words exactly: {required}
+Draft: {draft}
+Reply with JSON: {{"question": "..."}}"""
+
+STEP_PROMPT = """You make a trivia question harder, one step at a time.
+Question now: {question}
+Answer (never reveal it): {answer}
+Hops now: {hops}; target: {target}.
+Options:
+{options}
+INJECT replaces a named entity by a description (one more hop); FUZZ blurs an exact value;
+EXIT stops when the question is hard enough.
+Reply with JSON: {{"action": "INJECT" | "FUZZ" | "EXIT", "option": <number, -1 for EXIT>}}"""
+
+WORD_PROMPT = """Write one natural trivia question.
+Facts it must state (quoted from the pages):
+{facts}
+Use these words exactly: {required}
+Never write: {forbidden}
+Draft: {draft}
+Reply with JSON: {{"question": "..."}}"""
+
+CHECK_PROMPT = """Check a trivia question against its facts.
+Question: {question}
+Intended answer: {answer}
+Facts:
+{facts}
+Reply with JSON: {{"names_answer": <does the question contain the answer?>,
+"states_all_facts": <does it state every fact?>, "one_answer": <is the intended answer the only one?>}}"""
+
+
+class LLMBackend:
+    """Decides and words through a chat model; see the module docstring."""
+
+    name = "llm"
+
+    def __init__(self, endpoint: EndpointConfig, *, n_wordings: int = 2, temperature: float = 0.7,
+                 self_check: bool = True, max_tokens: int = 160):
+        self.endpoint = endpoint
+        self.max_concurrency = endpoint.max_concurrency
+        self.n_wordings, self.temperature = n_wordings, temperature
+        self.self_check, self.max_tokens = self_check, max_tokens
+        self.rejections: Counter = Counter()  # the backend's own refusals, by reason
+        self.client: ChatClient | None = None
+
+    # ---- lifecycle (optional hooks of the interface) -------------------------------
+
+    def start(self, wh: Any, run_id: str) -> None:
+        """One client per run: its llm_calls rows carry the compose run's id."""
+        self.client = ChatClient(self.endpoint, wh=wh, run_id=run_id)
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+    def summary(self) -> dict[str, Any]:
+        totals = self.client.totals() if self.client is not None else {}
+        return {**totals, "backend_rejections": dict(self.rejections)}
+
+    def _client(self) -> ChatClient:
+        if self.client is None:  # used outside run_compose: no warehouse, no accounting rows
+            self.client = ChatClient(self.endpoint)
+        return self.client
+
+    # ---- the interface -------------------------------------------------------------
+
+    def next_step(self, chain: Chain, options: Sequence[StepOption], target_hops: int,
+                  rng: random.Random) -> StepOption | None:
+        """The model's pick among the first MAX_OPTIONS options; EXIT on a failed call or a
+        pick that is not one of them."""
+        shown = list(options)[:MAX_OPTIONS]
+        if not shown:
+            return None
+        prompt = STEP_PROMPT.format(question=chain.question or render_question(chain),
+                                    answer=chain.ask.answer, hops=chain.hops,
+                                    target=target_hops, options=describe_options(shown))
+        data = self._ask(prompt, STEP_SCHEMA, "compose/step", chain, n=1, temperature=0.0)
+        if data is None or data["action"] == "EXIT":
+            return None
+        pick = data["option"]
+        if not 0 <= pick < len(shown) or shown[pick].action != data["action"]:
+            self.rejections["step_not_an_option"] += 1
+            return None
+        return shown[pick]
+
+    def word(self, chain: Chain, rng: random.Random) -> str | None:
+        """A wording that keeps every constraint and hides the answer, checked by the model."""
+        prompt = WORD_PROMPT.format(facts=facts_block(chain), required=quoted(required(chain)),
+                                    forbidden=quoted(forbidden(chain)),
+                                    draft=render_question(chain) or "")
+        return self._wording(prompt, chain, "compose/word")
+
+    def write_seed(self, chain: Chain, rng: random.Random) -> str | None:
+        """The wording of a one-fact seed, written from the page's quote."""
+        ask = chain.ask
+        prompt = SEED_PROMPT.format(title=chain.root.name, quote=clip(ask.evidence.quote),
+                                    ask=f"the {ask.relation.replace('_', ' ')} of {chain.root.name}",
+                                    answer=ask.answer, required=quoted(required(chain)),
+                                    draft=render_question(chain) or "")
+        return self._wording(prompt, chain, "compose/seed")
+
+    # ---- helpers -------------------------------------------------------------------
+
+    def _wording(self, prompt: str, chain: Chain, purpose: str) -> str | None:
+        result = self._call(prompt, QUESTION_SCHEMA, purpose, chain, n=self.n_wordings,
+                            temperature=self.temperature)
+        texts = [" ".join(s.data["question"].split()) for s in (result.good if result.ok else [])]
+        problems = [wording_problem(t, chain) for t in texts]
+        keep = next((t for t, p in zip(texts, problems) if not p), None)
+        if keep is None:
+            self.rejections[f"{purpose.split('/')[1]}_{problems[0] if problems else 'call_failed'}"] += 1
+            return None
+        if self.self_check and not self._checked(keep, chain):
+            return None
+        return keep
+
+    def _checked(self, question: str, chain: Chain) -> bool:
+        prompt = CHECK_PROMPT.format(question=question, answer=chain.ask.answer,
+                                     facts=facts_block(chain))
+        data = self._ask(prompt, CHECK_SCHEMA, "compose/self_check", chain, n=1, temperature=0.0)
+        if data is None:
+            return False
+        for key, bad in (("names_answer", True), ("states_all_facts", False), ("one_answer", False)):
+            if data[key] is bad:
+                self.rejections[f"self_check_{key}_{str(bad).lower()}"] += 1
+                return False
+        return True
+
+    def _ask(self, prompt: str, schema: dict, purpose: str, chain: Chain, **params) -> Any:
+        result = self._call(prompt, schema, purpose, chain, **params)
+        if not result.ok:
+            self.rejections[f"{purpose.split('/')[1]}_{result.error_code}"] += 1
+            return None
+        return result.good[0].data
+
+    def _call(self, prompt: str, schema: dict, purpose: str, chain: Chain, **params) -> ChatResult:
+        return self._client().chat(ChatRequest(
+            ({"role": "user", "content": prompt},), schema=schema, purpose=purpose,
+            item_id=item_id(chain), max_tokens=self.max_tokens, **params))
+
+
+def describe_options(options: Sequence[StepOption]) -> str:
+    lines = []
+    for i, o in enumerate(options):
+        d = o.detail
+        if o.action == "INJECT":
+            more = " (leads to another entity)" if o.adds_entity else ""
+            lines.append(f"{i}. INJECT: describe {d.get('entity')} by its "
+                         f"{o.relation.replace('_', ' ')}: {d.get('value')}{more}")
+        else:
+            lines.append(f"{i}. FUZZ: {d.get('value')} -> {o.fuzzed}")
+    return "\n".join(lines)
+
+
+def facts_block(chain: Chain) -> str:
+    lines = [f"- {c.template.format(v=render_value(c.value))} "
+             f"(page: \"{clip(c.evidence.quote)}\")" for _, c in chain.clauses()]
+    return "\n".join(lines) or f"- (page: \"{clip(chain.ask.evidence.quote)}\")"
+
+
+def required(chain: Chain) -> list[str]:
+    """What the question must contain: each named entity, each literal as shown."""
+    out = [n.name for n in chain.named_nodes()]
+    for _, c in chain.clauses():
+        if isinstance(c.value, Literal):
+            out.append(c.value.fuzzed or c.value.text)
+    return list(dict.fromkeys(x for x in out if x))
+
+
+def forbidden(chain: Chain) -> list[str]:
+    """What it must not contain: the answer, its aliases, and fuzzed literals' exact values."""
+    out = [chain.ask.answer, *chain.ask.aliases]
+    out += [c.value.text for _, c in chain.clauses()
+            if isinstance(c.value, Literal) and c.value.fuzzed]
+    return list(dict.fromkeys(x for x in out if x))
+
+
+def wording_problem(text: str, chain: Chain) -> str:
+    """A quick local check before the self-check call (the loop's validator has the last word)."""
+    low = text.lower()
+    if any(x.lower() in low for x in forbidden(chain)):
+        return "names_answer"
+    if any(x not in text for x in required(chain)):
+        return "drops_constraint"
+    if not text.rstrip().endswith("?"):
+        return "not_a_question"
+    return ""
+
+
+def quoted(items: Sequence[str]) -> str:
+    return "; ".join(f'"{x}"' for x in items) or "(none)"
+
+
+def clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS - 3] + "..."
+
+
+def item_id(chain: Chain) -> str:
+    """The seed a call is for: what it asks about whom (stable across steps)."""
+    from warehouse import content_id
+    return content_id(chain.ask.relation, chain.ask.answer, chain.ask.evidence.url)
+
+
+def endpoint_config(cfg: Any) -> EndpointConfig:
+    """The client settings from a ComposeConfig; a bare http://host:port gets /v1."""
+    url = cfg.endpoint.rstrip("/")
+    if urlsplit(url).path in ("", "/"):
+        url += "/v1"
+    return EndpointConfig(base_url=url, model=cfg.model, api_key_env=cfg.api_key_env or "",
+                          max_concurrency=cfg.max_concurrency, cache=cfg.cache)
+
+
+def make_backend(cfg: Any) -> LLMBackend:
+    """The backend `datagen compose --backend llm` uses (run.make_backend calls this)."""
+    return LLMBackend(endpoint_config(cfg))

@@ -1,0 +1,140 @@
+"""The LLM composer against a competent scripted loopback model: `datagen compose --backend
+llm` stores real questions; faults cost items, never the stage; a dead endpoint trips the
+breaker and keeps what was stored; an identical rerun is answered from the cache."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+import warehouse
+from datagen.cli import main
+from datagen.compose import ComposeConfig, run_compose
+from datagen.compose.llm_backend import LLMBackend
+from datagen.llm import CircuitOpen
+from datagen.llm.loopback import LoopbackLLM, Reply
+from tests.conftest import _copy_warehouse
+from tests.llm import scripted
+from tests.llm.conftest import fast_endpoint
+from verifiers import AnswerNotLeaked, CheckContext, Grounded
+
+pytestmark = pytest.mark.integration
+
+
+def composed(wh) -> list[warehouse.QuestionRecord]:
+    return wh.read(warehouse.QuestionRecord, where="composer = 'compose:llm'")
+
+
+def test_competent_model_composes_grounded_unleaked_questions(demo_crawled, tmp_path, capsys):
+    root = tmp_path / "wh"
+    _copy_warehouse(demo_crawled, root).close()
+    with LoopbackLLM(scripted.respond, models=("scripted",)) as server:
+        code = main(["compose", "--warehouse", str(root), "--backend", "llm", "--endpoint",
+                     server.base_url.removesuffix("/v1"), "--model", "scripted",
+                     "--max-questions", "52", "--max-concurrency", "4"])
+    assert code == 0, capsys.readouterr().err
+    wh = warehouse.open(root)
+    try:
+        qs = composed(wh)
+        ctx = CheckContext(wh=wh)
+        grounded, unleaked = Grounded().run(qs, ctx), AnswerNotLeaked().run(qs, ctx)
+        passing = [q for q, g, u in zip(qs, grounded, unleaked)
+                   if g.status == u.status == "pass"]
+        assert len(passing) >= 50, [(g.reason, u.reason) for g, u in zip(grounded, unleaked)][:5]
+        assert all(q.hops >= 2 and q.backend == "llm" for q in qs)
+        calls = wh.sql("SELECT purpose, status, count(*) AS n FROM llm_calls "
+                       "GROUP BY ALL").to_pylist()
+        purposes = {r["purpose"] for r in calls}
+        assert {"compose/step", "compose/word", "compose/self_check"} <= purposes
+        run = wh.sql("SELECT status, summary FROM runs WHERE kind = 'compose'").to_pylist()[0]
+        assert run["status"] == "succeeded"
+    finally:
+        wh.close()
+
+
+FAULTS = {  # by a hash of the request body: transient faults hit its first sending only
+    1: ("transient", Reply(status=503, body=b"<html><title>503</title></html>")),
+    2: ("transient", Reply(status=429, body=b"{}", headers={"Retry-After": "0"})),
+    3: ("transient", Reply(reset=True)),
+    4: ("permanent", Reply(status=400, body=b'{"error": {"message": "bad"}}')),
+    5: ("permanent", Reply(body=b'{"error": {"message": "model crashed"}}')),
+    6: ("permanent", Reply(contents=[])),
+    7: ("permanent", Reply(body=b'{"choices": "\xff"}')),
+    8: ("permanent", Reply(contents=["cut"], finish_reasons=["length"])),
+}
+
+
+class Faulty:
+    """The scripted model behind a fault injector (about one request in three faults)."""
+
+    def __init__(self):
+        self.seen: set[str] = set()
+
+    def __call__(self, body):
+        key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        kind, fault = FAULTS.get(int(key, 16) % 24, (None, None))
+        first = key not in self.seen
+        self.seen.add(key)
+        if kind == "permanent" or (kind == "transient" and first):
+            return fault
+        return scripted.respond(body)
+
+
+def run_llm(wh, server, **kw):
+    backend = LLMBackend(fast_endpoint(server.base_url, model="loopback", **kw))
+    cfg = ComposeConfig(backend="llm", endpoint=server.base_url, model="loopback",
+                        max_questions=12, batch_size=5)
+    return run_compose(wh, cfg, backend=backend), backend
+
+
+def test_faults_cost_items_not_the_stage_and_rerun_uses_the_cache(demo_crawled, tmp_path):
+    wh = _copy_warehouse(demo_crawled, tmp_path / "wh")
+    try:
+        with LoopbackLLM(Faulty()) as server:
+            summary, backend = run_llm(wh, server)
+            rows = wh.sql("SELECT * FROM llm_calls").to_pylist()
+            failed = [r for r in rows if r["status"] == "failed"]
+            codes = {r["error"].split(":")[0] for r in failed}
+            assert {"http_4xx", "error_body", "empty_choices"} <= codes, codes
+            assert all(r["item_id"] and r["purpose"].startswith("compose/") for r in failed)
+            assert sum(r["attempts"] > 1 for r in rows) >= 3  # transient faults were retried
+            assert summary.composed >= 8
+            first = sorted(q.question for q in composed(wh))
+            # an identical run on a fresh copy with the same cache: only the failed calls go out
+            wh2 = _copy_warehouse(demo_crawled, tmp_path / "wh2")
+            try:
+                (tmp_path / "wh2" / "cache").mkdir(exist_ok=True)
+                (tmp_path / "wh2" / "cache" / "llm").symlink_to(tmp_path / "wh" / "cache" / "llm")
+                before = server.count
+                run_llm(wh2, server)
+                again = wh2.sql("SELECT status, attempts FROM llm_calls").to_pylist()
+                assert sorted(q.question for q in composed(wh2)) == first
+                assert server.count - before == sum(r["attempts"] for r in again
+                                                    if r["status"] == "failed")
+                assert sum(r["status"] == "cached" for r in again) == sum(
+                    r["status"] == "ok" for r in rows)
+            finally:
+                wh2.close()
+    finally:
+        wh.close()
+
+
+def test_dead_endpoint_trips_the_breaker_and_keeps_what_was_stored(demo_crawled, tmp_path):
+    wh = _copy_warehouse(demo_crawled, tmp_path / "wh")
+    calls = {"n": 0}
+
+    def dies(body):
+        calls["n"] += 1
+        return scripted.respond(body) if calls["n"] <= 100 else Reply(status=502, body=b"<html/>")
+    try:
+        with LoopbackLLM(dies) as server, pytest.raises(CircuitOpen) as err:
+            run_llm(wh, server, max_retries=2)
+        assert "\n" not in str(err.value) and "in a row" in str(err.value)
+        run = wh.sql("SELECT status FROM runs WHERE kind = 'compose'").to_pylist()[0]
+        assert run["status"] == "failed"
+        assert len(composed(wh)) >= 5  # the batches committed before the endpoint died
+        assert server.count - 100 <= 20 + 2
+    finally:
+        wh.close()
