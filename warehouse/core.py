@@ -362,6 +362,21 @@ class Warehouse:
     def current_snapshot(self) -> int:
         return self.scalar(f"SELECT max(snapshot_id) FROM {LAKE}.snapshots()")
 
+    def last_changed(self, tables: Sequence[str]) -> int:
+        """The id of the last snapshot whose commit wrote rows to, created or altered one of
+        `tables` (0 if none did): a cache key for anything built from those tables. Commits
+        that only rewrite files (compaction) do not move it."""
+        placeholders = ", ".join("?" * len(tables))
+        names = {str(i) for (i,) in self.con.execute(
+            f"SELECT table_id FROM {LAKE}.table_info() WHERE table_name IN ({placeholders})",
+            list(tables)).fetchall()} | {f"main.{t}" for t in tables}
+        rows = self.con.execute(f"SELECT snapshot_id, changes FROM {LAKE}.snapshots() "
+                                "ORDER BY snapshot_id DESC").fetchall()
+        for snap, changes in rows:
+            if any(names & {str(v) for v in values} for values in dict(changes or {}).values()):
+                return int(snap)
+        return 0
+
     def changed_since(self, snapshot: int | None, tables: Sequence[str] = TRAIN_READY_INPUTS,
                       upto: int | None = None) -> bool:
         """Did a commit after `snapshot` touch one of `tables`? (Unknown -> True.)
