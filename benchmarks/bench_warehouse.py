@@ -38,7 +38,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import warehouse  # noqa: E402
-from warehouse.schema import BANDS, DifficultyRecord, QuestionRecord, VerdictRecord  # noqa: E402
+from warehouse.schema import (  # noqa: E402
+    BANDS, DifficultyRecord, QuestionRecord, VerdictRecord, conform,
+)
 
 REASONS = np.array([f"evidence quote {i} not found on the page" for i in range(40)])
 TS = pa.timestamp("us", tz="UTC")
@@ -56,7 +58,7 @@ def _strings(prefix: str, ids: range) -> pa.Array:
 def question_batch(rng, start: int, n: int) -> pa.Table:
     ids = range(start, start + n)
     empty = pa.array([[]] * n, pa.list_(pa.string()))
-    return pa.table({
+    return conform(pa.table({
         "question_id": pa.array([f"{i:016x}" for i in ids]),
         "question": _strings("Which river flows through the capital of region ", ids),
         "answer": _strings("answer ", ids),
@@ -66,7 +68,7 @@ def question_batch(rng, start: int, n: int) -> pa.Table:
         "source_urls": empty, "parent_id": pa.nulls(n, pa.string()),
         "composer": pa.array(["bench"] * n), "backend": pa.array(["embedded"] * n),
         "trace": pa.array([""] * n), "run_id": pa.array(["bench"] * n), "created_at": _ts(rng, n),
-    }, schema=QuestionRecord.SCHEMA)
+    }), QuestionRecord)
 
 
 def ready_batches(rng, start: int, n: int) -> tuple[pa.Table, pa.Table, pa.Table]:
@@ -76,20 +78,20 @@ def ready_batches(rng, start: int, n: int) -> tuple[pa.Table, pa.Table, pa.Table
     fail = rng.random(n) < 0.15
     status = np.concatenate([np.where(fail, "fail", "pass"), np.full(n, "pass")])
     reason = np.concatenate([np.where(fail, REASONS[rng.integers(0, 40, n)], ""), np.full(n, "")])
-    v = pa.table({
+    v = conform(pa.table({
         "question_id": pa.concat_arrays([ids, ids]),
         "check_name": pa.array(["grounding"] * n + ["uniqueness"] * n), "status": pa.array(status),
         "reason": pa.array(reason), "details": pa.array([""] * (2 * n)),
         "run_id": pa.array(["bench"] * (2 * n)), "created_at": _ts(rng, 2 * n),
-    }, schema=VerdictRecord.SCHEMA)
+    }), VerdictRecord)
     pr = rng.random(n)
-    d = pa.table({
+    d = conform(pa.table({
         "question_id": ids, "solver": pa.array(["bench"] * n), "k": pa.array(np.full(n, 8, np.int32)),
         "n_correct": pa.array((pr * 8).astype(np.int32)), "pass_rate": pa.array(pr),
         "band": pa.array(np.array(BANDS)[np.minimum((pr * 5).astype(int), 4)]),
         "pass_rate_low": pa.nulls(n, pa.float64()), "pass_rate_high": pa.nulls(n, pa.float64()),
         "source": pa.array(["solver"] * n), "run_id": pa.array(["bench"] * n), "created_at": _ts(rng, n),
-    }, schema=DifficultyRecord.SCHEMA)
+    }), DifficultyRecord)
     return q, v, d
 
 
