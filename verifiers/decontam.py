@@ -113,14 +113,19 @@ def load_hub(specs: Iterable[BenchmarkSpec] = DEFAULT_BENCHMARKS,
 
 
 def _hub_reachable(timeout_s: float = 3.0) -> bool:
+    """False when the user said offline (the hub clients' own variables), else a TCP probe."""
     import os
-    import socket
     from urllib.parse import urlparse
     if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1":
         return False
     host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname
+    return _tcp_reachable(host, 443, timeout_s)
+
+
+def _tcp_reachable(host: str, port: int, timeout_s: float) -> bool:
+    import socket
     try:
-        socket.create_connection((host, 443), timeout=timeout_s).close()
+        socket.create_connection((host, port), timeout=timeout_s).close()
         return True
     except OSError:
         return False

