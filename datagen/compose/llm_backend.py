@@ -227,7 +227,7 @@ def wording_problem(text: str, chain: Chain) -> str:
     """A quick local check before the self-check call (the loop's validator has the last word)."""
     low = text.lower()
     if any(x.lower() in low for x in forbidden(chain)):
-        return "names_answer"
+        return "names_forbidden"
     if any(x not in text for x in required(chain)):
         return "drops_constraint"
     if not text.rstrip().endswith("?"):
@@ -255,8 +255,10 @@ def endpoint_config(cfg: Any) -> EndpointConfig:
     url = cfg.endpoint.rstrip("/")
     if urlsplit(url).path in ("", "/"):
         url += "/v1"
+    budget = {k: getattr(cfg, k) for k in ("max_calls", "max_tokens")
+              if getattr(cfg, k, None) is not None}  # once ComposeConfig has the budget fields
     return EndpointConfig(base_url=url, model=cfg.model, api_key_env=cfg.api_key_env or "",
-                          max_concurrency=cfg.max_concurrency, cache=cfg.cache)
+                          max_concurrency=cfg.max_concurrency, cache=cfg.cache, **budget)
 
 
 def make_backend(cfg: Any) -> LLMBackend:

@@ -8,6 +8,7 @@ that claims to enforce a schema is not trusted blindly.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -77,12 +78,19 @@ def check_sample(sample: Sample, schema: dict[str, Any] | None) -> Sample:
 def schema_problem(data: Any, schema: dict[str, Any]) -> str:
     """Why `data` does not satisfy `schema` (empty when it does)."""
     import jsonschema
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _validator(json.dumps(schema, sort_keys=True))
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is None:
         return ""
     where = "/".join(str(p) for p in error.absolute_path) or "(root)"
     return f"{where}: {error.message}"[:200]
+
+
+@functools.lru_cache(maxsize=64)
+def _validator(schema_json: str):
+    """One compiled validator per schema (building one per sample cost more than the call)."""
+    import jsonschema
+    return jsonschema.Draft202012Validator(json.loads(schema_json))
 
 
 def needs_repair(sample: Sample) -> bool:

@@ -66,9 +66,6 @@ def test_extract_json(text, data):
 
 
 def test_every_call_is_an_llm_calls_row(llm_server, wh):
-    import warehouse
-    if not hasattr(warehouse, "LLMCallRecord"):
-        pytest.skip("warehouse.LLMCallRecord has not landed yet (issue 12)")
     llm_server.respond = lambda body: (Reply(status=404, body=b"{}") if "bad" in json.dumps(body)
                                        else '{"answer": "x", "year": 1}')
     run_id = wh.start_run("compose", {"endpoint": llm_server.base_url})
