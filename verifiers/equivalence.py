@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from verifiers.dates import as_date
+from verifiers.fractions import fraction_verdict
 from verifiers.names import looks_like_name, names_match, regnal_match
 from verifiers.normalize import (
     STOPWORDS, Tokens, canonical_tokens, content_words, same_stem, squad_normalize,
@@ -160,6 +161,9 @@ def _decide(pred: Tokens, pred_text: str, ref: Tokens, ref_text: str,
         return False, "empty_reference"
     if pred.words == ref.words:
         return True, "exact"
+    by_value = fraction_verdict(pred_text, ref_text)
+    if by_value is not None:  # "0.75" / "three quarters" / \frac{3}{4}; "1/20" is not "1/2"
+        return by_value, "fraction" if by_value else "fraction_mismatch"
     gold_polarity = _gold_polarity(ref)
     if gold_polarity:
         return (_polarity(pred) == gold_polarity), "yes_no"

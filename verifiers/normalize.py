@@ -20,7 +20,7 @@ import string
 import unicodedata
 from dataclasses import dataclass
 
-from verifiers.numwords import format_number, parse_number_words
+from verifiers.numwords import TENS, UNITS, format_number, parse_number_words
 
 ARTICLES = frozenset({"a", "an", "the"})
 HONORIFICS = frozenset({
@@ -33,7 +33,7 @@ SYNONYMS = {
     "kms": "kilometre", "mi": "mile", "m": "metre", "meter": "metre", "cm": "centimetre",
     "centimeter": "centimetre", "mm": "millimetre", "millimeter": "millimetre", "kg": "kilogram",
     "kgs": "kilogram", "g": "gram", "lb": "pound", "lbs": "pound", "oz": "ounce", "sq": "square",
-    "percent": "percent", "pct": "percent", "usd": "dollar",
+    "percent": "percent", "pct": "percent", "%": "percent", "usd": "dollar",
     "colour": "color", "centre": "center", "theatre": "theater", "favourite": "favorite",
     "honour": "honor", "labour": "labor", "defence": "defense", "organisation": "organization",
     "yr": "year", "yrs": "year", "hr": "hour", "hrs": "hour", "min": "minute", "mins": "minute",
@@ -210,9 +210,14 @@ def _word_at(raw: list[str], i: int) -> tuple[list[str], int]:
     if tok in CURRENCY:  # "$5 billion" → 5000000000 dollar
         value, used = parse_number_words(raw, i + 1)
         return ([format_number(value), CURRENCY[tok]], 1 + used) if used else ([], 1)
+    decade = _decade_words(raw, i)
+    if decade:
+        return decade
     value, used = parse_number_words(raw, i)
     if used:
         return [format_number(value)], used
+    if tok == "per" and raw[i + 1:i + 2] == ["cent"]:
+        return ["percent"], 2  # "25 per cent" is "25 percent", "25%"
     m = _ORDINAL_SUFFIX.match(tok)
     if m:
         tok = f"{int(m.group(1))}st"
@@ -221,6 +226,32 @@ def _word_at(raw: list[str], i: int) -> tuple[list[str], int]:
     if tok in ARTICLES or tok in HONORIFICS or tok == "'" or (tok == "s" and i > 0):
         return [], 1  # articles, titles, possessive 's
     return [_stem(tok)], 1
+
+
+_TENS_PLURAL = {w[:-1] + "ies": v for w, v in TENS.items()}  # "nineties" -> 90
+_CENTURY_WORDS = {w: v for w, v in UNITS.items() if v >= 10} | {"twenty": 20}
+_DECADE_STARTS = frozenset(_TENS_PLURAL) | frozenset(_CENTURY_WORDS)
+
+
+def _decade_words(raw: list[str], i: int) -> tuple[list[str], int] | None:
+    """A decade or century in words: "the nineties", "the '90s", "the 90s" (read in the
+    20th century, as they mostly are), "nineteen-nineties", "the nineteen hundreds"."""
+    tok = raw[i]
+    if tok not in _DECADE_STARTS and not (len(tok) == 2 and tok[1] == "0" and tok[0] in "23456789"):
+        return None
+    nxt = raw[i + 1] if i + 1 < len(raw) else ""
+    after = i > 0 and raw[i - 1] in ("the", "'", "mid", "early", "late", "-")
+    if tok in _TENS_PLURAL:
+        return ([f"19{_TENS_PLURAL[tok]}s"], 1) if after else None
+    if tok[0].isdigit():
+        return ([f"19{tok}s"], 2) if nxt == "s" and after else None
+    if tok in UNITS or tok == "twenty":
+        century = _CENTURY_WORDS[tok]
+        if nxt in _TENS_PLURAL:
+            return [f"{century}{_TENS_PLURAL[nxt]}s"], 2
+        if nxt == "hundreds":
+            return [f"{century}00s"], 2
+    return None
 
 
 def content_words(tokens: Tokens | tuple[str, ...]) -> tuple[str, ...]:

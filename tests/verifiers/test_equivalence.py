@@ -212,3 +212,78 @@ def test_any_answer_is_equivalent_to_itself(text):
     assert is_equivalent(text, text)
     score = score_answer(f"Answer: {text}", text)
     assert 0.0 <= score.f1 <= 1.0 and score.em in (0.0, 1.0)
+
+
+@pytest.mark.parametrize("pred,gold", [
+    ("25 percent", "25%"), ("twenty-five per cent", "25%"), ("25 per cent", "25 percent"),
+    ("0.5", "1/2"), ("one half", "0.5"), ("\\frac{3}{4}", "three quarters"), ("¾", "0.75"),
+    ("two-thirds", "2/3"), ("0.667", "2/3"), ("0.67", "2/3"), ("2 1/2", "2.5"),
+    ("the nineties", "1990s"), ("the '90s", "the 1990s"), ("nineteen-nineties", "1990s"),
+    ("the twentieth century", "20th century"),
+])
+def test_written_forms_of_percentages_fractions_and_decades(pred, gold):
+    assert is_equivalent(pred, gold), score_answer(pred, gold)
+
+
+@pytest.mark.parametrize("pred,gold", [
+    ("25", "25%"), ("1/20", "1/2"), ("0.7", "2/3"),  # 0.7 is no rounding of 2/3
+    ("0.5", "6/13"),  # 0.5 is 1/2 itself, not 6/13 rounded to one digit
+    ("0.45", "5/11"),  # 0.45 is 9/20
+    ("two fifths", "2/3"), ("\\frac{1}{3}", "0.25"),
+])
+def test_other_values_are_not_equivalent(pred, gold):
+    assert not is_equivalent(pred, gold), score_answer(pred, gold)
+
+
+_NUM_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+              "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
+_DEN_WORDS = {2: "half", 3: "third", 4: "quarter", 5: "fifth", 6: "sixth", 7: "seventh",
+              8: "eighth", 9: "ninth", 10: "tenth", 11: "eleventh", 12: "twelfth",
+              13: "thirteenth", 14: "fourteenth", 15: "fifteenth", 16: "sixteenth",
+              17: "seventeenth", 18: "eighteenth", 19: "nineteenth", 20: "twentieth"}
+
+
+def written_forms(a: int, b: int) -> list[str]:
+    """a/b as a slash, LaTeX, words and a decimal (exact when it ends, else 3 and 4 digits)."""
+    from fractions import Fraction
+    forms = [f"{a}/{b}", f"\\frac{{{a}}}{{{b}}}"]
+    if b > 1:
+        den = _DEN_WORDS[b] if a == 1 else ("halves" if b == 2 else _DEN_WORDS[b] + "s")
+        forms.append(f"{_NUM_WORDS[a]} {den}")
+    value = Fraction(a, b)
+    rest = value.denominator
+    for p in (2, 5):
+        while rest % p == 0:
+            rest //= p
+    if rest == 1:
+        forms.append(format(float(value), "f").rstrip("0").rstrip(".") if value.denominator > 1
+                     else str(value.numerator))
+    else:
+        forms += [f"{float(value):.3f}", f"{float(value):.4f}"]
+    return forms
+
+
+def test_fraction_forms_all_match_their_own_value():
+    for a, b in ((1, 2), (2, 3), (3, 4), (5, 8), (7, 12), (19, 20), (4, 6)):
+        forms = written_forms(a, b)
+        for pred in forms:
+            for gold in forms:
+                if pred[0].isdigit() and gold[0].isdigit() and "." in pred + gold and "/" not in pred + gold:
+                    continue  # two roundings: the number rules judge decimals against decimals
+                assert is_equivalent(pred, gold), (pred, gold, score_answer(pred, gold))
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 20), st.integers(2, 20), st.integers(1, 20), st.integers(2, 20))
+def test_no_written_form_of_a_fraction_matches_another(a, b, c, d):
+    """For distinct fractions a/b != c/d (b, d <= 20), no written form of one is
+    equivalent to any written form of the other."""
+    from fractions import Fraction
+    if Fraction(a, b) == Fraction(c, d):
+        return
+    for pred in written_forms(a, b):
+        for gold in written_forms(c, d):
+            assert not is_equivalent(pred, gold), (pred, gold, score_answer(pred, gold))
