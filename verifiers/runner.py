@@ -44,13 +44,14 @@ def run_check(check: Any, questions: Sequence[QuestionRecord], ctx: CheckContext
 
 def run_checks(wh: Any, questions: Sequence[QuestionRecord], checks: Sequence[Any], run_id: str,
                *, judge: Any = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-               write: bool = True) -> dict[str, Any]:
+               write: bool = True, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run ``checks`` over ``questions``; write one verdict per (question, check) in one commit.
 
-    Returns a summary: counts per check and status, failure reasons, and
-    which questions passed every check.
+    ``extra`` goes to the checks' context (e.g. ``page_tools``, the page index that
+    UniqueAnswer searches). Returns a summary: counts per check and status, failure
+    reasons, and which questions passed every check.
     """
-    ctx = CheckContext(wh=wh, judge=judge)
+    ctx = CheckContext(wh=wh, judge=judge, extra=dict(extra or {}))
     verdicts: list[VerdictRecord] = []
     summary: dict[str, Any] = {"questions": len(questions), "checks": {}}
     failed: set[str] = set()
