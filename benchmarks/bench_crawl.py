@@ -12,11 +12,16 @@ its own files, nothing stored, in as many processes as the crawl uses in all (it
 extraction workers + its own process), so that on a shared machine neither side gets a
 larger share of the CPUs by having more processes.
 
-    python benchmarks/bench_crawl.py [--quick] [--parts http,folder]
+warc: the same site written as one gzipped WARC (warcio; each page gzip content-encoded,
+as servers send it), ingested with `datagen crawl FILE.warc.gz` defaults, against the same
+extraction-only baseline on the site's files.
+
+    python benchmarks/bench_crawl.py [--quick] [--parts http,folder,warc]
 
 Last line: RESULT crawl ratio=<ours/bare pages per s> pages_per_s=<ours>
            folder_ratio=<folder crawl / extraction-only pages per s (wall clock)>
            folder_cpu_ratio=<the same per CPU second: what a loaded machine can't skew>
+           warc_ratio=<WARC ingestion / extraction-only pages per s> warc_cpu_ratio=<…>
 """
 
 from __future__ import annotations
@@ -104,8 +109,28 @@ def run_extract_only(files: list[str], processes: int) -> tuple[int, float, floa
     return n, wall, cpu_seconds() - cpu
 
 
+def write_site_warc(site: Path, path: Path) -> None:
+    """Every HTML file of the site as a gzip-encoded 200 response, in one gzipped WARC."""
+    import gzip
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+    with open(path, "wb") as fh:
+        w = WARCWriter(fh, gzip=True)
+        for f in sorted(site.rglob("*.html")):
+            body = gzip.compress(f.read_bytes(), 6)
+            http = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8"),
+                                               ("Content-Encoding", "gzip"),
+                                               ("Content-Length", str(len(body)))],
+                                    protocol="HTTP/1.1")
+            url = "http://site.example/" + str(f.relative_to(site))
+            w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body),
+                                                http_headers=http))
+
+
 def run_folder(site: Path, tmp: Path, i: int) -> tuple[int, float, float]:
-    """(pages, wall seconds, CPU seconds) of a default-config folder crawl into a warehouse."""
+    """(pages, wall seconds, CPU seconds) of a default-config crawl of a folder (or WARC)."""
     wh = warehouse.open(tmp / f"whf{i}")
     cfg = CrawlConfig(seeds=[str(site)])  # defaults: politeness for the web, not for files
     cpu, t = cpu_seconds(), time.perf_counter()
@@ -135,29 +160,31 @@ def bench_http(world, site: Path, tmp: Path, rounds: int) -> dict[str, float]:
     return {"ratio": o / b, "pages_per_s": o}
 
 
-def bench_folder(site: Path, tmp: Path, rounds: int) -> dict[str, float]:
+def bench_folder(site: Path, tmp: Path, rounds: int, warc: Path | None = None) -> dict[str, float]:
+    """Folder (or, with `warc`, that WARC) crawl vs extraction alone, paired per round."""
     files = sorted(str(p) for p in site.rglob("*.html"))
     processes = CrawlConfig().extract_processes + 1
+    name = "warc" if warc else "folder"
     ratios, cpu_ratios = [], []
     for i in range(rounds):  # interleaved, paired per round
         n_x, secs_x, cpu_x = run_extract_only(files, processes)
-        n_f, secs_f, cpu_f = run_folder(site, tmp, i)
+        n_f, secs_f, cpu_f = run_folder(warc or site, tmp, f"{name}{i}")
         ratios.append((n_f / secs_f) / (n_x / secs_x))
         cpu_ratios.append((n_f / cpu_f) / (n_x / cpu_x))
-        print(f"folder round {i}: crawl {n_f} pages in {secs_f:.2f} s ({n_f / secs_f:.1f}/s, "
+        print(f"{name} round {i}: crawl {n_f} pages in {secs_f:.2f} s ({n_f / secs_f:.1f}/s, "
               f"{cpu_f:.1f} CPU s) | extraction only {n_x} pages in {secs_x:.2f} s "
               f"({n_x / secs_x:.1f}/s, {cpu_x:.1f} CPU s) | ratio {ratios[-1]:.3f}, "
               f"per CPU second {cpu_ratios[-1]:.3f}")
-    print(f"folder: {len(files)} files, {processes} processes on each side, "
+    print(f"{name}: {len(files)} files, {processes} processes on each side, "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    return {"folder_ratio": statistics.median(ratios),
-            "folder_cpu_ratio": statistics.median(cpu_ratios)}
+    return {f"{name}_ratio": statistics.median(ratios),
+            f"{name}_cpu_ratio": statistics.median(cpu_ratios)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller world, fewer rounds")
-    ap.add_argument("--parts", default="http,folder", help="comma-separated: http, folder")
+    ap.add_argument("--parts", default="http,folder,warc", help="comma-separated: http, folder, warc")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
     n, rounds = (1000, 3) if args.quick else (2000, 3)
@@ -170,6 +197,9 @@ def main() -> None:
             result.update(bench_http(world, tmp / "site", tmp, rounds))
         if "folder" in parts:
             result.update(bench_folder(tmp / "site", tmp, rounds))
+        if "warc" in parts:
+            write_site_warc(tmp / "site", tmp / "site.warc.gz")
+            result.update(bench_folder(tmp / "site", tmp, rounds, warc=tmp / "site.warc.gz"))
         fields = " ".join(f"{k}={v:.3f}" if k != "pages_per_s" else f"{k}={v:.1f}"
                           for k, v in result.items())
         print(f"RESULT crawl {fields}")

@@ -58,7 +58,8 @@ def serve(
 @user_errors
 def crawl(
     seeds: Annotated[Optional[list[str]], typer.Argument(
-        help="URLs, sitemap URLs or local folders/files (.html, .md, .txt).")] = None,
+        help="URLs, sitemap URLs (.xml, .xml.gz), local folders/files (.html, .md, .txt), "
+             "web archives (.warc, .warc.gz), folders or quoted globs of them.")] = None,
     warehouse: WarehouseOpt = None,
     demo: Annotated[bool, typer.Option("--demo", help="Build, serve and crawl the built-in "
                                        "demo world (offline; no seeds needed).")] = False,
@@ -79,18 +80,24 @@ def crawl(
     prefix: Annotated[Optional[list[str]], typer.Option("--prefix", help="Stay under this URL prefix.")] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help="YAML/JSON file with "
                                                    "CrawlConfig fields; flags override it.")] = None,
+    warc_out: Annotated[Optional[Path], typer.Option(
+        "--warc-out", help="Also write every response received to rotating gzipped WARC "
+        "files in this folder.")] = None,
 ) -> None:
     """Crawl pages into the warehouse; prints a summary (stored / skipped / failed by reason)."""
     flags = {"allow_private": allow_private or None, "max_pages": max_pages,
              "max_depth": max_depth, "global_concurrency": concurrency,
              "per_host_concurrency": per_host, "per_host_delay_s": delay,
              "request_deadline_s": deadline, "include": include or None,
-             "exclude": exclude or None, "url_prefixes": prefix or None}
+             "exclude": exclude or None, "url_prefixes": prefix or None,
+             "warc_out": str(warc_out) if warc_out else None}
     overrides = {**_read_config(config), **{k: v for k, v in flags.items() if v is not None}}
     if not demo and not seeds and not overrides.get("seeds"):
         raise UserError("give URLs or folders to crawl, or --demo for the built-in demo world")
     if demo and seeds:
         raise UserError("--demo crawls the built-in demo world; drop the seeds or drop --demo")
+    if warc_out is not None and warc_out.exists() and not warc_out.is_dir():
+        raise UserError(f"--warc-out {warc_out} is a file; give a folder")
     if seeds:
         overrides["seeds"] = list(seeds)
     _validate(overrides)  # before a warehouse is created for a run that can't start

@@ -16,7 +16,8 @@ class CrawlConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     seeds: list[str] = Field(default_factory=list,
-                             description="URLs, sitemap URLs (…sitemap….xml) or local folders")
+                             description="URLs, sitemap URLs (…sitemap….xml[.gz]), local "
+                             "folders, WARC files (.warc[.gz]), folders or globs of them")
     # scope
     same_host: bool = True
     url_prefixes: list[str] = Field(default_factory=list)
@@ -44,6 +45,9 @@ class CrawlConfig(BaseModel):
     # storage
     batch_size: int = Field(128, ge=1, description="pages per warehouse commit (a crash loses at most one batch)")
     store_html: bool = Field(True, description="keep the raw HTML (infobox tables, re-extraction)")
+    warc_out: str | None = Field(None, description="folder for gzipped WARC files of every "
+                                 "response received (request + response records)")
+    warc_max_bytes: int = Field(1_000_000_000, ge=1024, description="rotate WARC files at this size")
     recrawl_conditional: bool = Field(True, description="ETag/Last-Modified against stored pages")
     # extraction (trafilatura): dropping comments beats its defaults on the reference set
     include_comments: bool = False

@@ -9,9 +9,11 @@ per batch, so a crash loses at most the batch in flight and a re-run resumes fro
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import multiprocessing
 import re
+import threading
 import time
 from collections import Counter
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -27,6 +29,7 @@ from datagen.crawl.fetch import Fetched, Fetcher
 from datagen.crawl.robots import RobotsCache
 from datagen.crawl.seeds import Seeds, classify, expand_sitemaps
 from datagen.crawl.urls import AddressGuard, Resolver, Scope, host_key
+from datagen.crawl.warc import Redirect, WarcOut, read_warc
 
 log = logging.getLogger(__name__)
 
@@ -129,13 +132,18 @@ class Crawler:
         seeds = classify(self.cfg.seeds)
         self.scope = self._scope(seeds)
         self.guard = AddressGuard(self.cfg.allow_private, self._resolver)
-        self.fetcher = Fetcher(self.cfg, guard=self.guard, network=self._network)
+        self.warc_out = WarcOut(self.cfg.warc_out, self.run_id, self.cfg.warc_max_bytes) \
+            if self.cfg.warc_out else None
+        self.fetcher = Fetcher(self.cfg, guard=self.guard, network=self._network,
+                               warc=self.warc_out)
         self.robots = RobotsCache(self.fetcher, enabled=self.cfg.respect_robots,
                                   agent=_robots_agent(self.cfg.user_agent))
         try:
             if self.cfg.extract_processes > 0:
                 self._pool = _extract_pool(self.cfg.extract_processes)
             await asyncio.to_thread(self._load_known)
+            if seeds.warcs:
+                await self._ingest_warcs(seeds.warcs)
             seed_urls = seeds.urls + await self._sitemap_urls(seeds)
             for url in seed_urls:
                 self._enqueue(url, 0, check_scope=False)
@@ -143,6 +151,8 @@ class Crawler:
             await self._flush(force=True)
         finally:
             await self.fetcher.aclose()
+            if self.warc_out is not None:
+                self.warc_out.close()
             if self._pool is not None:
                 self._pool.shutdown(wait=True, cancel_futures=True)
             self.summary.elapsed_s = time.monotonic() - started
@@ -161,6 +171,71 @@ class Crawler:
             for t in (joined, *workers):
                 t.cancel()
             await asyncio.gather(joined, *workers, return_exceptions=True)
+
+    # ---- web archives -----------------------------------------------------------------
+
+    async def _ingest_warcs(self, paths) -> None:
+        """Archived responses as fetched pages: a thread reads the records (streaming) into
+        a short queue, the crawl's workers extract and store them; links are not followed
+        (an archive is its own scope). Redirects wait until the end for their targets."""
+        queue: asyncio.Queue = asyncio.Queue(maxsize=2 * self.cfg.global_concurrency)
+        stop = threading.Event()
+        loop = asyncio.get_running_loop()
+        redirects: list[Redirect] = []
+
+        def put(item) -> bool:
+            while not stop.is_set():
+                fut = asyncio.run_coroutine_threadsafe(queue.put(item), loop)
+                try:
+                    fut.result(timeout=0.5)
+                    return True
+                except concurrent.futures.TimeoutError:
+                    fut.cancel()
+            return False
+
+        def produce() -> None:
+            try:
+                for path in paths:
+                    for item in read_warc(path, self.cfg):
+                        if stop.is_set() or not put(item):
+                            return
+            finally:
+                for _ in range(self.cfg.global_concurrency):
+                    put(None)
+
+        async def consume() -> None:
+            while (item := await queue.get()) is not None:
+                if self._full():
+                    stop.set()
+                elif isinstance(item, Redirect):
+                    redirects.append(item)
+                else:
+                    await self._visit_archived(item)
+                await self._flush()
+
+        producer = loop.run_in_executor(None, produce)
+        try:
+            await asyncio.gather(*(consume() for _ in range(self.cfg.global_concurrency)))
+        finally:
+            stop.set()
+            await producer
+        for r in redirects:  # as a live crawl says: the target is a page we have, or not
+            if r.target in self.seen:
+                self._record(_as(r.res, "skipped", f"duplicate_url: {r.target}"), 0)
+            else:
+                self._record(_as(r.res, "failed", f"redirect_not_archived: {r.target}"), 0)
+
+    async def _visit_archived(self, res: Fetched) -> None:
+        try:
+            if res.outcome != "ok":
+                self._record(res, 0)
+            elif res.url in self.seen:
+                self._record(_as(res, "skipped", f"duplicate_url: {res.url}"), 0)
+            else:
+                await self._handle(res, 0, follow=False)
+        except Exception as exc:  # one bad record must not end the ingestion: record it
+            log.exception("crawler error on archived %s", res.url)
+            self._record(_as(res, "failed", f"crawler_error: {type(exc).__name__}: {exc}"), 0)
 
     async def _sitemap_urls(self, seeds: Seeds) -> list[str]:
         for sm in seeds.sitemaps:
@@ -239,7 +314,7 @@ class Crawler:
             headers["If-Modified-Since"] = k.last_modified
         return headers
 
-    async def _handle(self, res: Fetched, depth: int) -> None:
+    async def _handle(self, res: Fetched, depth: int, follow: bool = True) -> None:
         if res.outcome == "not_modified":
             self._follow(self.known[res.url].links if res.url in self.known else (), depth)
             res.outcome = "skipped"
@@ -254,7 +329,7 @@ class Crawler:
         if isinstance(page, str):
             self._record(_as(res, "failed", page), depth)
             return
-        if not page.nofollow:
+        if follow and not page.nofollow:
             self._follow(page.links, depth)
         self._decide_and_store(res, page, depth)
 

@@ -65,15 +65,17 @@ RedirectCheck = Callable[[str], Awaitable[str | None]]
 
 
 class Fetcher:
-    """guard: connections go to the addresses it checked (see PinnedNetwork); network and
-    ssl_context are seams for tests (the socket layer under the pins, the trusted CAs)."""
+    """guard: connections go to the addresses it checked (see PinnedNetwork); warc: a
+    WarcOut that archives every response; network and ssl_context are seams for tests (the
+    socket layer under the pins, the trusted CAs)."""
 
     def __init__(self, cfg: CrawlConfig, client: httpx.AsyncClient | None = None,
                  guard: AddressGuard | None = None,
                  network: httpcore.AsyncNetworkBackend | None = None,
-                 ssl_context: ssl.SSLContext | None = None):
+                 ssl_context: ssl.SSLContext | None = None, warc=None):
         self.cfg = cfg
         self.client = client or make_client(cfg, guard, network, ssl_context)
+        self.warc = warc  # a WarcOut: every response received is archived
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -161,21 +163,40 @@ class Fetcher:
     async def _request(self, res: Fetched, url: str, headers: dict[str, str],
                        any_type: bool) -> str | None:
         async with self.client.stream("GET", url, headers=headers) as resp:
-            res.status = resp.status_code
-            res.headers = {k.lower(): v for k, v in resp.headers.items()}
-            if resp.status_code in REDIRECTS and "location" in resp.headers:
-                return resp.headers["location"]
-            res.body = None
-            if resp.status_code == 304:
-                res.outcome, res.reason = "not_modified", "not_modified"
+            raw: list[bytes] | None = [] if self.warc is not None else None
+            complete = False
+            try:
+                res.status = resp.status_code
+                res.headers = {k.lower(): v for k, v in resp.headers.items()}
+                if resp.status_code in REDIRECTS and "location" in resp.headers:
+                    return resp.headers["location"]
+                res.body = None
+                if resp.status_code == 304:
+                    res.outcome, res.reason = "not_modified", "not_modified"
+                    return None
+                if resp.status_code != 200:
+                    res.outcome, res.reason = "failed", f"http_{resp.status_code}"
+                    return None
+                self._check_type(res, any_type)
+                res.body = await self._read_body(resp, res, raw)
+                complete = True
+                res.outcome, res.reason = "ok", ""
                 return None
-            if resp.status_code != 200:
-                res.outcome, res.reason = "failed", f"http_{resp.status_code}"
-                return None
-            self._check_type(res, any_type)
-            res.body = await self._read_body(resp, res)
-            res.outcome, res.reason = "ok", ""
-            return None
+            finally:
+                if raw is not None:  # what was received, even when we stopped reading
+                    self._archive(url, resp, b"".join(raw), complete)
+
+    def _archive(self, url: str, resp: httpx.Response, raw: bytes, complete: bool) -> None:
+        from datagen.crawl.warc import archived_headers
+        stream = resp.extensions.get("network_stream")
+        peer = stream.get_extra_info("server_addr") if stream is not None else None
+        declared = resp.headers.get("content-length", "")
+        has_body = "transfer-encoding" in resp.headers or (declared.isdigit() and int(declared) > 0)
+        self.warc.write(url, [(k.decode("latin-1"), v.decode("latin-1"))
+                              for k, v in resp.request.headers.raw],
+                        resp.http_version, resp.status_code, resp.reason_phrase,
+                        archived_headers(resp.headers.raw, len(raw)), raw,
+                        ip=peer[0] if peer else None, truncated=not complete and has_body)
 
     def _check_type(self, res: Fetched, any_type: bool) -> None:
         ctype = res.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -186,12 +207,16 @@ class Fetcher:
         if length.isdigit() and int(length) > self.cfg.max_bytes:
             raise _Refused("failed", f"too_large: content-length {length} > {self.cfg.max_bytes}")
 
-    async def _read_body(self, resp: httpx.Response, res: Fetched) -> bytes:
+    async def _read_body(self, resp: httpx.Response, res: Fetched,
+                         raw: list[bytes] | None = None) -> bytes:
+        """raw: collects the bytes as received (still content-encoded), for WARC out."""
         decoder = _decoder(res.headers.get("content-encoding", ""))
         cap, dcap = self.cfg.max_bytes, self.cfg.max_decompressed_bytes
         parts: list[bytes] = []
         size = 0
         async for chunk in resp.aiter_raw():
+            if raw is not None:
+                raw.append(chunk)
             res.raw_bytes += len(chunk)
             if res.raw_bytes > cap:
                 raise _Refused("failed", f"too_large: over {cap} bytes")
