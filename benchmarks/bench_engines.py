@@ -20,8 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+from training.engines.deepspeed_engine import lone_process_env
+
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# A script is an entry point: it sets DeepSpeed's one-process rendezvous (the engine does not).
+os.environ.update(lone_process_env())
 log = logging.getLogger("bench_engines")
 
 

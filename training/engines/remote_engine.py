@@ -101,16 +101,6 @@ class RemoteInferenceEngine(InterruptibleEngine):
 
         await super()._update_with(version, load_and_stamp, path)
 
-    async def update_weights_from(self, version: int, sync) -> None:
-        """GPU option: weights by NCCL broadcast (`nccl_sync.NCCLWeightSync`), not from disk."""
-        import asyncio
-
-        async def load(_path: str) -> None:
-            await asyncio.get_running_loop().run_in_executor(None, sync.send)
-            await self._post("/reset_prefix_cache")
-
-        await self._on_loop(self._update_with(version, load))
-
     def close(self) -> None:
         client = getattr(self, "_client", None)
         if client is not None:

@@ -9,15 +9,18 @@ and the tokens they had, and are resubmitted by `InterruptibleEngine` once the w
 reloaded the checkpoint in place (`collective_rpc("reload_weights", weights_path=...)`).
 Token versions come from vLLM's own weight-version stamps (`update_weight_version` is set
 with each update), so they are right even for a request that raced the pause.
-The GPU option, NCCL broadcast instead of a checkpoint on disk, is in `nccl_sync.py`.
+The context length defaults to the model's own (`model_max_len`, read from its
+config.json); a larger explicit `max_model_len` is refused with one line naming both.
 
-On CPU: dtype float32 (bf16 dies with SIGILL on short prompts), `VLLM_CPU_KVCACHE_SPACE`
-defaults to 1 (GiB), and scripts that build this engine need an `if __name__ == "__main__":`
+On CPU: dtype float32 (bf16 dies with SIGILL on short prompts), a 1 GiB KV cache by
+argument (`kv_cache_memory_bytes`; vLLM's `VLLM_CPU_KVCACHE_SPACE` still wins if the
+user exports it), and scripts that build this engine need an `if __name__ == "__main__":`
 guard (vLLM spawns its engine-core process).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import uuid
@@ -36,20 +39,71 @@ def _on_gpu() -> bool:
     return torch.cuda.is_available()
 
 
-def engine_args(model_path: str | Path, *, dtype: str | None = None, max_model_len: int = 2048,
-                seed: int = 0, enforce_eager: bool = True, gpu_memory_utilization: float = 0.5,
-                **extra: Any) -> dict:
+CPU_KV_CACHE_BYTES = 1 << 30
+
+# The config.json keys vLLM 0.32 reads a context length from (it takes the smallest).
+_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
+                "model_max_length", "max_target_positions", "max_sequence_length",
+                "max_seq_length", "seq_len")
+# RoPE types whose `factor` vLLM does not multiply the length by (already scaled).
+_UNSCALED_ROPE = {"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"}
+
+
+def model_max_len(model_path: str | Path) -> tuple[int, str] | None:
+    """(the model's context length, where it comes from) as vLLM derives it, from the
+    config.json of a local model folder; None when there is none to read (a hub id)."""
+    config_file = Path(model_path) / "config.json"
+    if not config_file.is_file():
+        return None
+    config = json.loads(config_file.read_text())
+    text = config.get("text_config") or config
+    found = {k: text[k] for k in _LENGTH_KEYS if isinstance(text.get(k), (int, float))}
+    if not found:
+        return None
+    key = "model_max_length" if "model_max_length" in found else min(found, key=found.get)
+    length, source = found[key], f"{key} in {config_file}"
+    tokenizer_file = Path(model_path) / "tokenizer_config.json"
+    if tokenizer_file.is_file():
+        tok_len = json.loads(tokenizer_file.read_text()).get("model_max_length")
+        if isinstance(tok_len, (int, float)) and tok_len < length:
+            length, source = tok_len, f"model_max_length in {tokenizer_file}"
+    rope = text.get("rope_scaling") or text.get("rope_parameters") or {}
+    rope_type = rope.get("rope_type", rope.get("type")) if isinstance(rope, dict) else None
+    if rope_type and rope_type not in _UNSCALED_ROPE and rope.get("factor"):
+        length *= rope["factor"]
+    return int(length), source
+
+
+def resolve_max_model_len(model_path: str | Path, requested: int | None,
+                          flag: str = "max_model_len") -> int | None:
+    """`requested`, or the model's own length when None; a longer request is a ValueError
+    that names both numbers and `flag` (vLLM would stop with a pydantic traceback)."""
+    limit = model_max_len(model_path)
+    if requested is None:
+        return limit[0] if limit else None
+    allowed = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN") == "1"  # vLLM's own override
+    if limit and requested > limit[0] and not allowed:
+        raise ValueError(f"{flag} {requested} is longer than the model's context length "
+                         f"{limit[0]} ({limit[1]}): use {flag} {limit[0]} or less, or leave it "
+                         "out to get the model's own")
+    return requested
+
+
+def engine_args(model_path: str | Path, *, dtype: str | None = None,
+                max_model_len: int | None = None, seed: int = 0, enforce_eager: bool = True,
+                gpu_memory_utilization: float = 0.5, **extra: Any) -> dict:
     """Keyword arguments for vLLM's `AsyncEngineArgs` (also used to build the server's CLI)."""
     on_gpu = _on_gpu()
-    if not on_gpu:
-        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     args = dict(
         model=str(model_path), dtype=dtype or ("bfloat16" if on_gpu else "float32"),
-        max_model_len=max_model_len, seed=seed, enforce_eager=enforce_eager,
-        logprobs_mode="processed_logprobs", enable_prefix_caching=True,
+        max_model_len=resolve_max_model_len(model_path, max_model_len), seed=seed,
+        enforce_eager=enforce_eager, logprobs_mode="processed_logprobs",
+        enable_prefix_caching=True,
     )
     if on_gpu:
         args["gpu_memory_utilization"] = gpu_memory_utilization
+    else:
+        args["kv_cache_memory_bytes"] = CPU_KV_CACHE_BYTES
     args.update(extra)
     return args
 
@@ -57,10 +111,10 @@ def engine_args(model_path: str | Path, *, dtype: str | None = None, max_model_l
 class VLLMInferenceEngine(InterruptibleEngine):
     def __init__(self, model_path: str | Path, *, version: int = 0, **kwargs: Any):
         super().__init__(version)
-        self.max_model_len = kwargs.get("max_model_len", 2048)
         self._args = engine_args(model_path, **kwargs)
         # Built on the engine's own loop so vLLM's output handler lives there for good.
         self.llm = self.run_sync(self._build())
+        self.max_model_len = self.llm.model_config.max_model_len  # what vLLM settled on
 
     async def _build(self):
         from vllm import AsyncEngineArgs

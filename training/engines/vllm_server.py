@@ -8,7 +8,8 @@ mounts the routes that `RemoteInferenceEngine` needs besides `/v1/completions`:
 `reload_weights`, kwargs `{"weights_path": DIR}`) and `POST /reset_prefix_cache`.
 These routes can change the served weights: bind them to a private network only.
 The checkpoint directory named in a weight update must be readable by the server
-(shared filesystem, or copy it over first).
+(shared filesystem, or copy it over first). Without `--max-model-len` the server gets
+the model's own context length; a longer one is refused before vLLM starts.
 """
 
 from __future__ import annotations
@@ -25,27 +26,31 @@ logger = logging.getLogger(__name__)
 
 
 def server_command(model_path: str | Path, *, host: str = "127.0.0.1", port: int = 8000,
-                   dtype: str | None = None, max_model_len: int = 2048, seed: int = 0,
+                   dtype: str | None = None, max_model_len: int | None = None, seed: int = 0,
                    extra: list[str] | None = None) -> list[str]:
-    from training.engines.vllm_engine import engine_args
+    """The vLLM server's command line; ValueError if `max_model_len` exceeds the model's."""
+    from training.engines.vllm_engine import engine_args, resolve_max_model_len
 
+    max_model_len = resolve_max_model_len(model_path, max_model_len, flag="--max-model-len")
     args = engine_args(model_path, dtype=dtype, max_model_len=max_model_len, seed=seed)
     cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server",
            "--model", args["model"], "--host", host, "--port", str(port),
-           "--dtype", args["dtype"], "--max-model-len", str(max_model_len), "--seed", str(seed),
+           "--dtype", args["dtype"], "--seed", str(seed),
            "--logprobs-mode", args["logprobs_mode"], "--served-model-name", "policy"]
+    if args["max_model_len"] is not None:  # None: not a local model folder; vLLM derives it
+        cmd += ["--max-model-len", str(args["max_model_len"])]
     if args.get("enforce_eager"):
         cmd.append("--enforce-eager")
     if "gpu_memory_utilization" in args:
         cmd += ["--gpu-memory-utilization", str(args["gpu_memory_utilization"])]
+    if "kv_cache_memory_bytes" in args:
+        cmd += ["--kv-cache-memory-bytes", str(args["kv_cache_memory_bytes"])]
     return cmd + list(extra or [])
 
 
 def server_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["VLLM_SERVER_DEV_MODE"] = "1"
-    env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    return env
+    """This process's environment plus the dev routes' switch, for the server process only."""
+    return {**os.environ, "VLLM_SERVER_DEV_MODE": "1"}
 
 
 def launch_server(model_path: str | Path, *, port: int, host: str = "127.0.0.1",
@@ -100,12 +105,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--dtype", default=None)
-    parser.add_argument("--max-model-len", type=int, default=2048)
+    parser.add_argument("--max-model-len", type=int, default=None,
+                        help="context length (default: the model's own)")
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="passed on to vLLM after --")
     a = parser.parse_args(argv)
     extra = [x for x in a.extra if x != "--"]
-    cmd = server_command(a.model, host=a.host, port=a.port, dtype=a.dtype,
-                         max_model_len=a.max_model_len, extra=extra)
+    try:
+        cmd = server_command(a.model, host=a.host, port=a.port, dtype=a.dtype,
+                             max_model_len=a.max_model_len, extra=extra)
+    except ValueError as exc:  # a user mistake: one line, not vLLM's traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return subprocess.call(cmd, env=server_env())
 
 
