@@ -1,1 +1,15 @@
-"""difficulty stage."""
+"""difficulty: solver attempts -> pass rates with uncertainty -> bands, adaptively.
+
+See difficulty/README.md for the file tree.
+"""
+
+from difficulty.config import BandConfig
+from difficulty.estimate import DEFAULT_THRESHOLDS, band_of, beta_interval
+from difficulty.records import (
+    BANDS, Attempt, BandDecision, BandSummary, JudgedAttempt, Solver, SolverQuestion,
+)
+
+__all__ = [
+    "BandConfig", "DEFAULT_THRESHOLDS", "band_of", "beta_interval",
+    "BANDS", "Attempt", "BandDecision", "BandSummary", "JudgedAttempt", "Solver", "SolverQuestion",
+]

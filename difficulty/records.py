@@ -1,0 +1,94 @@
+"""Records and protocols of the difficulty stage (the seam with solvers and callers); no logic.
+
+A solver sees a `SolverQuestion` (the question text and ids, never the answer, aliases,
+hops, evidence or trace) and returns unjudged `Attempt`s; difficulty judges each attempt
+with the RL reward and turns the outcomes into a `BandDecision`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+BANDS = ("too_easy", "easy", "medium", "hard", "too_hard")
+
+
+@dataclass(frozen=True)
+class SolverQuestion:
+    """What a solver may see. `first_attempt` numbers the next attempt for this question, so
+    round r of adaptive sampling continues the seed sequence of round r-1."""
+
+    question_id: str
+    question: str
+    run_seed: int = 0
+    first_attempt: int = 0
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One unjudged solver attempt: the full response, the extracted answer, what it did."""
+
+    question_id: str
+    index: int                      # attempt index for this question (seed derivation)
+    seed: int
+    response: str                   # the text the reward judges
+    answer: str = ""                # the solver's own final answer, for audit
+    tool_calls: tuple[str, ...] = ()
+    error: str = ""                 # non-empty: the attempt failed (reason code); judged wrong
+
+
+@dataclass(frozen=True)
+class JudgedAttempt:
+    attempt: Attempt
+    reward: float
+    rule: str
+
+
+@runtime_checkable
+class Solver(Protocol):
+    """`questions, k -> attempts`: k attempts for every question, in question order."""
+
+    name: str
+
+    def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[Attempt]]: ...
+
+
+@dataclass(frozen=True)
+class BandDecision:
+    """The outcome of banding one question: counts, estimate, band and why it stopped."""
+
+    question_id: str
+    k: int
+    n_correct: int
+    pass_rate: float                # n_correct / k
+    pass_rate_low: float            # Beta (Jeffreys) credible interval
+    pass_rate_high: float
+    band: str
+    band_probability: float         # posterior probability of the chosen band
+    rounds: int
+    stop_reason: str                # decided | futile | max_k
+    band_posterior: dict[str, float] = field(default_factory=dict)
+    attempts: tuple[JudgedAttempt, ...] = ()
+
+
+@dataclass
+class BandSummary:
+    """What `run_band` did, counted; `.as_dict()` for flows and the CLI."""
+
+    run_id: str = ""
+    solver: str = ""
+    questions: int = 0
+    banded: int = 0
+    skipped_already_banded: int = 0
+    attempts: int = 0
+    failed_attempts: int = 0
+    batches: int = 0
+    by_band: dict[str, int] = field(default_factory=dict)
+    by_band_hops: dict[str, dict[str, int]] = field(default_factory=dict)
+    mean_pass_rate_by_hops: dict[str, float] = field(default_factory=dict)
+    stop_reasons: dict[str, int] = field(default_factory=dict)
+    plot_path: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+        return asdict(self)
