@@ -31,6 +31,7 @@ def test_same_seed_same_site_other_seed_other_site(tmp_path):
     assert a["facts.jsonl"] != c["facts.jsonl"]
 
 
+@pytest.mark.integration
 def test_world_is_identical_across_processes(tmp_path):
     """No dependence on hash randomisation or anything else process-specific."""
     import os

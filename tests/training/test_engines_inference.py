@@ -14,8 +14,9 @@ from training.api import GenerationRequest, InferenceEngine
 TOL = 1e-4  # float32 on both sides; observed differences are ~1e-6
 
 
-@pytest.fixture(params=["hf", "vllm", pytest.param(
-    "remote", marks=[pytest.mark.slow, pytest.mark.integration])])
+@pytest.fixture(params=[
+    "hf", pytest.param("vllm", marks=[pytest.mark.vllm, pytest.mark.integration]),
+    pytest.param("remote", marks=[pytest.mark.slow, pytest.mark.integration, pytest.mark.vllm])])
 def engine(request):
     return request.getfixturevalue(f"{request.param}_engine")
 

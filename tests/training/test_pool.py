@@ -86,6 +86,7 @@ def two_servers(tiny_model_dir, tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.integration
+@pytest.mark.vllm
 def test_train_against_two_vllm_servers(two_servers, tiny_model_dir, tmp_path):
     """`datagen train` with `inference: remote` and two servers: episodes go to both, every
     weight update reaches both, and the run trains to the end."""

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 import yaml
 
 from tests.training.test_trainer import SMALL
@@ -36,6 +37,8 @@ def _wait_for(path, proc, timeout=240):
         time.sleep(0.2)
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 def test_kill9_then_resume_continues_exactly(tmp_path):
     run_dir, wh_dir = tmp_path / "run", tmp_path / "wh"
     cfg = {**SMALL, "steps": 8, "checkpoint_every": 2, "keep_checkpoints": 3,

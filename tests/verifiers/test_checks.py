@@ -103,6 +103,7 @@ def test_unique_answer_offline(art_wh):
     assert r.details["alternatives"][0]["url"] == ALT_URL
 
 
+@pytest.mark.integration
 def test_unique_answer_with_llm_judge(chat_server):
     from tests.verifiers.test_reward import judge_client
     from verifiers import LLMJudge

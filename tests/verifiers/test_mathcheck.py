@@ -9,6 +9,8 @@ import pytest
 
 from verifiers.mathcheck import MathTimeout, math_equivalent
 
+pytestmark = pytest.mark.integration  # each calling thread starts a worker process
+
 # Each keeps sympy busy for minutes (`(x+2)^{700}` alone takes > 5 s); distinct bases, so
 # none could be answered from a cache that an earlier one filled.
 HUNG = [(f"$(x+{k})^{{2000}}$", f"$(x+{k + 20})^{{2000}}$") for k in range(2, 10)]

@@ -36,6 +36,7 @@ def test_math_equivalent_passes_options_through(pred, gold, options, expected):
     assert math_equivalent(pred, gold, options) is expected
 
 
+@pytest.mark.integration  # off the main thread it starts a math worker process
 def test_math_timeout_is_raised_not_scored_zero():
     # ^400 took 0.98 s here: it raced the 1 s timeout and sometimes won. ^700 takes > 5 s.
     slow = ("$(x+2)^{700}$", "$(x+1)^{700}$")
@@ -92,6 +93,7 @@ def judge_client(base_url: str, model: str):
                                      preflight=False, cache=False))
 
 
+@pytest.mark.integration
 def test_llm_judge_over_loopback_chat_completions(chat_server):
     judge = LLMJudge(judge_client(chat_server.base_url, "judge-model"))
     chat_server.reply = lambda prompt: 'Sure! {"equivalent": true}'
@@ -111,6 +113,7 @@ def test_llm_judge_over_loopback_chat_completions(chat_server):
     assert reward("Answer: the Big Apple", "New York City", judge=judge) == 0.0
 
 
+@pytest.mark.integration
 def test_llm_judge_failures_raise(chat_server):
     judge = LLMJudge(judge_client(chat_server.base_url, "m"))
     chat_server.reply = lambda prompt: "I think so"
