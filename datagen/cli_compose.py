@@ -60,6 +60,10 @@ def compose(
         summary = _run(wh, cfg, composer)
     except NoPages as exc:
         raise UserError(str(exc)) from None
+    except Exception as exc:
+        if _is_llm_stop(exc):  # a tripped breaker or a spent budget: its one-line reason
+            raise UserError(str(exc).strip().splitlines()[0]) from None
+        raise
     finally:
         wh.close()
     _print_summary(summary)
@@ -67,6 +71,14 @@ def compose(
         typer.echo(f"error: no facts to ask about in {summary.pages} pages "
                    f"({summary.pages_without_facts} without any fact); nothing composed", err=True)
         raise typer.Exit(1)
+
+
+def _is_llm_stop(exc: BaseException) -> bool:
+    try:
+        from datagen.llm import LLMStop
+    except ImportError:
+        return False
+    return isinstance(exc, LLMStop)
 
 
 def _config(path: Optional[Path], hops: Optional[str], **flags):

@@ -62,6 +62,7 @@ class StepOption:
     hi: Any = None
     fact_index: int = -1                  # index into FactStore.facts (INJECT)
     adds_entity: bool = False             # INJECT whose value is a further named entity
+    new_page: bool = False                # INJECT whose quote is on a page the chain lacks
     detail: dict = field(default_factory=dict, compare=False)
 
 

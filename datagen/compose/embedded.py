@@ -2,7 +2,7 @@
 
 Policy (after ASearcher's synthesis agent): INJECT until the target number of hops,
 preferring a fact whose value is another entity while more hops are wanted (so the chain
-can go on) and an inverse fact ('the city where X was born') otherwise; after an INJECT
+can go on), then a fact quoted from a page the chain has not used yet (a real hop); after an INJECT
 that brought a literal, FUZZ it with probability `fuzz_rate`; EXIT at the target.
 """
 
@@ -30,8 +30,7 @@ class EmbeddedBackend:
             return fuzzes[0]
         if chain.hops < target_hops and injects:
             want_entity = target_hops - chain.hops > 1
-            preferred = [o for o in injects if o.adds_entity == want_entity]
-            return (preferred or injects)[0]
+            return min(injects, key=lambda o: (o.adds_entity != want_entity, not o.new_page))
         return None
 
     def word(self, chain: Chain, rng: random.Random) -> str | None:

@@ -51,6 +51,8 @@ class ComposeSummary:
     rejected_steps: Counter = field(default_factory=Counter)
     seeds_done: int = 0
     elapsed_s: float = 0.0
+    llm: dict = field(default_factory=dict)      # the model backend's totals, where it has one
+    error: str = ""                              # first line of the error that ended the run
 
     @property
     def questions_per_s(self) -> float:
@@ -89,9 +91,14 @@ def run_compose(wh: Any, cfg: ComposeConfig, *, parent_run_id: str = "",
     except KeyboardInterrupt:
         status = "interrupted"
         raise
+    except Exception as exc:
+        summary.error = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise
     finally:
         if hasattr(backend, "close"):
             backend.close()
+        if hasattr(backend, "summary"):
+            summary.llm = backend.summary()
         _finish(wh, run_id, status, summary)
     return summary
 
@@ -182,40 +189,75 @@ def _reached(cfg: ComposeConfig, summary: ComposeSummary, parents: set[str]) -> 
     return cfg.max_questions is not None and summary.composed + len(parents) >= cfg.max_questions
 
 
+@dataclass
+class _SeedResult:
+    seed_rec: QuestionRecord | None = None
+    seed_reason: str = ""
+    composed: QuestionRecord | None = None
+    skipped: bool = False           # composed by an earlier run
+    outcome: Any = None
+
+
 def _batch(batch: list[Seed], cfg, backend, validator, composer, summary, existing,
            composed_parents) -> list[QuestionRecord]:
-    """Rows of one batch: each valid seed, and its composed question (seed order)."""
+    """Rows of one batch: each valid seed, and its composed question (in seed order, also
+    when a backend with max_concurrency > 1 composes the seeds on threads)."""
+    budget = None if cfg.max_questions is None else max(
+        0, cfg.max_questions - summary.composed - len(composed_parents))
+
+    def one(seed: Seed) -> _SeedResult:
+        return _one_seed(seed, cfg, backend, validator, composer, composed_parents)
+    workers = int(getattr(backend, "max_concurrency", 1) or 1)
+    if workers > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="compose") as pool:
+            results = list(pool.map(one, batch))
+    else:
+        results = [one(seed) for seed in batch]
     records = []
-    for seed in batch:
-        chain = seed.chain
-        chain.question = render_question(chain) or ""
-        reason = validator.check(chain)
-        if reason:
-            summary.seeds_rejected[reason] += 1
+    for res in results:
+        if res.seed_rec is None:
+            summary.seeds_rejected[res.seed_reason] += 1
             continue
         summary.seeds += 1
-        seed_rec = to_record(chain, f"seed:{seed.source}", "embedded", cfg.seed)
-        if seed_rec.question_id not in existing:
-            records.append(seed_rec)
+        if res.seed_rec.question_id not in existing:
+            records.append(res.seed_rec)
             summary.seeds_new += 1
-        if seed_rec.question_id in composed_parents:
-            summary.composed_existing += 1
-            continue
-        if _reached(cfg, summary, composed_parents):
-            continue
-        rng = random.Random(content_id(cfg.seed, seed_rec.question_id, "compose"))
-        outcome = composer.compose(chain, rng)
-        summary.rejected_steps.update(outcome.rejected)
-        if outcome.chain is None:
-            summary.not_composed[outcome.reason] += 1
-            continue
-        rec = to_record(outcome.chain, f"compose:{backend.name}", backend.name, cfg.seed,
-                        parent_id=seed_rec.question_id)
-        if rec.question_id not in existing:
+        summary.composed_existing += res.skipped
+        if res.outcome is not None:
+            summary.rejected_steps.update(res.outcome.rejected)
+            if res.composed is None:
+                summary.not_composed[res.outcome.reason] += 1
+        rec = res.composed
+        if rec is not None and rec.question_id not in existing and (budget is None or budget > 0):
             records.append(rec)
             summary.composed += 1
             summary.composed_by_hops[rec.hops] += 1
+            budget = None if budget is None else budget - 1
     return records
+
+
+def _one_seed(seed: Seed, cfg, backend, validator, composer, composed_parents) -> _SeedResult:
+    """Validate one seed (worded by the backend's `write_seed` where it has one) and compose it."""
+    chain = seed.chain
+    rng = random.Random(content_id(cfg.seed, seed.fact.subject, seed.fact.relation,
+                                   seed.fact.value, chain.ask.relation, "compose"))
+    chain.question = render_question(chain) or ""
+    if hasattr(backend, "write_seed"):
+        chain.question = backend.write_seed(chain, rng) or chain.question
+    reason = validator.check(chain)
+    if reason:
+        return _SeedResult(seed_reason=reason)
+    seed_rec = to_record(chain, f"seed:{seed.source}", getattr(backend, "seed_backend", "embedded"),
+                         cfg.seed)
+    if seed_rec.question_id in composed_parents:
+        return _SeedResult(seed_rec, skipped=True)
+    outcome = composer.compose(chain, rng)
+    composed = None
+    if outcome.chain is not None:
+        composed = to_record(outcome.chain, f"compose:{backend.name}", backend.name, cfg.seed,
+                             parent_id=seed_rec.question_id)
+    return _SeedResult(seed_rec, composed=composed, outcome=outcome)
 
 
 def question_id(question: str, answer: str) -> str:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 
 from datagen.compose import fuzz
 from datagen.compose.backend import StepOption
 from datagen.seeds import wording
 from datagen.seeds.chain import Chain, Clause, Literal, Node
-from datagen.seeds.questions import is_a_clause, literal_of
+from datagen.seeds.questions import bare, is_a_clause, literal_of, with_slot
 from datagen.seeds.records import Fact
 from datagen.seeds.store import FactStore
 
@@ -34,17 +35,22 @@ def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
                    rng: random.Random) -> list[StepOption]:
     """Every fact that could describe a named entity of the chain, in a seeded order."""
     used, out = chain_urls(chain), []
+    evidence = chain.evidence()
+    pages, quotes = {e.url for e in evidence}, {e.quote for e in evidence}
     for target, node in enumerate(chain.named_nodes()):
         for f, direction in _facts_about(node.url, store):
             other = f.object_url if direction == "out" else f.subject_url
-            if other in used or f.value == chain.ask.answer or f.subject == chain.ask.answer:
+            if other in used or f.value == chain.ask.answer or f.subject == chain.ask.answer \
+                    or (f.evidence.quote in quotes and f.relation != "is_a"):
                 continue
             templates = _templates(f, direction)
-            if not templates:
+            if not templates or (f.relation != "is_a" and not node.noun) or (
+                    f.relation == "link" and "___" in chain.question):
                 continue
             adds = bool(other) and other in store.by_subject
             out.append(StepOption("INJECT", target, f.relation, direction, rng.choice(templates),
                                   fact_index=index[id(f)], adds_entity=adds,
+                                  new_page=f.evidence.url not in pages,
                                   detail={"entity": node.name, "value": f.value if direction ==
                                           "out" else f.subject, "url": f.evidence.url}))
     rng.shuffle(out)
@@ -53,7 +59,8 @@ def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
 
 def _facts_about(url: str, store: FactStore) -> list[tuple[Fact, str]]:
     own = [(f, "out") for f in store.by_subject.get(url, []) if f.relation not in _WEAK]
-    pointing = [(f, "in") for f in store.by_object.get(url, []) if f.relation != "link"]
+    pointing = [(f, "in") for f in store.by_object.get(url, [])
+                if f.relation != "link" or url not in store.structured]
     if url not in store.structured:
         own = [(f, d) for f, d in own if f.relation != "link"]
     else:
@@ -64,7 +71,21 @@ def _facts_about(url: str, store: FactStore) -> list[tuple[Fact, str]]:
 def _templates(f: Fact, direction: str) -> list[str]:
     if f.relation == "is_a":
         return ["{v}"] if len(f.value.split()) >= 3 else []
+    if f.relation == "link":
+        return _link_templates(f) if direction == "in" else []
     return wording.clause_templates(f.relation, direction)
+
+
+def _link_templates(f: Fact) -> list[str]:
+    """'the band that completes "{v} is the lead guitarist of ___"': the sentence of the
+    linking page, the described entity blanked, the page's subject left for INJECT."""
+    s = f.sentence.rstrip(" .")
+    if s.count(f.value) != 1 or "{" in s or "}" in s or '"' in s:
+        return []
+    s = with_slot(s.replace(f.value, "___"), bare(f.subject), "{v}")
+    if s is None:
+        return []
+    return [f'that completes "{s}"', f'that fills the blank in "{s}"', f'missing from "{s}"']
 
 
 def fuzz_options(chain: Chain, rng: random.Random) -> list[StepOption]:
@@ -97,7 +118,7 @@ def _clause(f: Fact, option: StepOption, store: FactStore) -> Clause:
     if f.relation == "is_a":
         return is_a_clause(f, store)
     if option.direction == "in":
-        value: Node | Literal = Node(f.subject, f.subject_url, store.noun(f.subject_url))
+        value: Node | Literal = Node(bare(f.subject), f.subject_url, store.noun(f.subject_url))
     elif f.value_type == "entity":
         value = Node(f.value, f.object_url or "", store.noun(f.object_url))
     else:

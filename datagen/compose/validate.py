@@ -10,7 +10,8 @@ makes the description ambiguous. The trace records which way was used.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from datagen.seeds.chain import Chain, Literal, Node, render_value
@@ -26,6 +27,7 @@ class Validator:
     store: FactStore
     page_texts: dict[str, str]          # url -> whitespace-squashed stored text
     tools: Any = None                   # datagen.tools.PageTools for search-judged uniqueness
+    _words: dict = field(default_factory=dict, repr=False)   # url -> canonical word set
 
     def check(self, chain: Chain) -> str:
         """'' when the chain may be kept, else the reason it is rejected."""
@@ -40,7 +42,8 @@ class Validator:
                 c.value.fuzzed or c.value.text if isinstance(c.value, Literal) else "")
             if shown and shown not in q:
                 return "constraint_not_in_question"
-            if isinstance(c.value, Literal) and c.value.fuzzed and c.value.text in q:
+            if isinstance(c.value, Literal) and c.value.fuzzed and re.search(
+                    r"(?<!\w)" + re.escape(c.value.text) + r"(?!\w)", q):
                 return "fuzzed_value_still_in_question"
         if _leaks(chain):
             return "answer_in_question"
@@ -62,7 +65,8 @@ class Validator:
         checked = []
         for node in _described(chain.root):
             text = render_value(node)
-            alt = ambiguous(self.tools, text, node.url)
+            sources = {c.evidence.url for c in node.clauses}   # pages quoted for it
+            alt = ambiguous(self.tools, text, node.url, sources, self._words)
             checked.append({"description": text, "alternatives": alt[:3]})
             if alt:
                 chain.uniqueness = {"method": "search", "k": SEARCH_K, "checked": checked}
@@ -79,19 +83,26 @@ def _described(node: Node) -> list[Node]:
     return out
 
 
-def ambiguous(tools: Any, description: str, own_url: str) -> list[str]:
-    """Titles of other stored pages that satisfy `description` about as well as its own page."""
+def ambiguous(tools: Any, description: str, own_url: str,
+              sources: set[str] = frozenset(), cache: dict | None = None) -> list[str]:
+    """Titles of other stored pages that satisfy `description` about as well as its own page
+    (pages the description is quoted from are not rivals: they hold its words by design)."""
     from verifiers.normalize import canonical_tokens, content_words
     terms = set(content_words(canonical_tokens(description))) - {"name", "called", "known"}
     if not terms:
         return []
 
+    cache = {} if cache is None else cache
+
     def coverage(url: str) -> float:
-        title, text = tools.page(url)
-        return len(terms & set(canonical_tokens.__wrapped__(f"{title} {text}").words)) / len(terms)
+        if url not in cache:
+            title, text = tools.page(url)
+            cache[url] = frozenset(canonical_tokens.__wrapped__(f"{title} {text}").words)
+        return len(terms & cache[url]) / len(terms)
     own = coverage(own_url) if own_url in tools.urls else 0.0
     return [h.title for h in tools.search(description, SEARCH_K)
-            if h.url != own_url and (cov := coverage(h.url)) >= MIN_COVERAGE and cov >= own]
+            if h.url != own_url and h.url not in sources
+            and (cov := coverage(h.url)) >= MIN_COVERAGE and cov >= own]
 
 
 def _leaks(chain: Chain) -> bool:

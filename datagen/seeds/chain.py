@@ -9,6 +9,7 @@ Seeds are one-fact chains; the composer INJECTs (a named node becomes described)
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -107,14 +108,11 @@ class Chain:
         return out
 
     def evidence(self) -> list[Evidence]:
-        """One quote per fact in chain order; the ask's quote (which states the answer) last."""
-        seen, out = set(), []
-        for _, c in self.clauses():
-            if (c.evidence.url, c.evidence.quote) not in seen:
-                seen.add((c.evidence.url, c.evidence.quote))
-                out.append(c.evidence)
+        """One quote per fact in chain order (two facts may share a sentence); the ask's
+        quote, which states the answer, last."""
+        out = [c.evidence for _, c in self.clauses()]
         if self.ask.relation != "self" or not out:
-            out = [e for e in out if e != self.ask.evidence] + [self.ask.evidence]
+            out.append(self.ask.evidence)
         return out
 
 
@@ -146,7 +144,9 @@ def render_question(chain: Chain) -> str | None:
         slots["an"] = chain.ask.answer_noun
     if chain.ask.verb:
         slots["verb"] = chain.ask.verb
-    return fill(chain.ask.template, **slots)
+    text = fill(chain.ask.template, **slots)
+    # a description put where a page had 'the <name>' ('the the city ...')
+    return re.sub(r"\b([Tt]he) the\b", r"\1", text) if text else text
 
 
 def node_trace(node: Node) -> dict:

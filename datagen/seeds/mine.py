@@ -21,6 +21,7 @@ from warehouse import Evidence
 log = logging.getLogger(__name__)
 
 MAX_QUOTE_WORDS = 60
+LEAD_WINDOW = 10   # the lead sentence is among the first few (after a title or a banner line)
 
 
 def mine_pages(pages: Iterable[Page], counts: Counter | None = None) -> list[Fact]:
@@ -131,7 +132,7 @@ def typed_value(value: str, vtype: str) -> int | str | None:
 def _prose_facts(page: Page, sents: list[str], have: set[str]) -> list[Fact]:
     facts: list[Fact] = []
     if sents:
-        first = next((s for s in sents[:3] if patterns.lead(s, page.title)), None)
+        first = next((s for s in sents[:LEAD_WINDOW] if patterns.lead(s, page.title)), None)
         if first:
             np, _, _ = patterns.lead(first, page.title)
             facts.append(Fact(page.title, page.url, "is_a", np, "string",
@@ -171,12 +172,22 @@ def _link_facts(page: Page, sents: list[str], titles: dict[str, str]) -> list[Fa
             continue
         for s in sents:
             name = target if _word_in(target, s) else anchor if anchor and _word_in(anchor, s) else None
-            if name and not _in_list(name, s, titles.values()):
+            if name and _whole_name(name, s) and not _in_list(name, s, titles.values()):
                 done.add(url)
                 facts.append(Fact(page.title, page.url, "link", name, "entity",
                                   Evidence(page.url, s), "link", url, sentence=s))
                 break
     return facts
+
+
+def _whole_name(name: str, sentence: str) -> bool:
+    """'Maria' in 'Maria Barbara Bach' or 'United' in 'United States' is part of a longer
+    name, not a mention of the page 'Maria'."""
+    at = sentence.find(name)
+    after = sentence[at + len(name):].lstrip(" ")
+    before = sentence[:at].rstrip(" ").split(" ")[-1] if sentence[:at].strip() else ""
+    return not (after[:1].isupper() and sentence[at + len(name):at + len(name) + 1] == " ") and \
+        not (before[:1].isupper() and before[-1:].isalpha() and sentence[:at].endswith(" "))
 
 
 def _in_list(name: str, sentence: str, all_titles: Iterable[str]) -> bool:

@@ -24,6 +24,24 @@ SELF_RELATIONS = ("born_on", "held_on", "population", "employees", "attendance",
                   "currency", "died_on")
 _PRONOUN = re.compile(r"^(He|She|It|They|The (?:film|band|company|magazine|album|book|novel|"
                       r"city|town))\b")
+_POSSESSIVE = re.compile(r"^(His|Her|Its|Their)\b")
+
+
+def with_slot(text: str, subject: str, slot: str = "{e}") -> str | None:
+    """`text` with the subject's mention (its name, a leading pronoun or possessive) made a
+    slot; None when the text does not mention the subject."""
+    if subject and subject in text:
+        return text.replace(subject, slot, 1)
+    if _PRONOUN.match(text):
+        return _PRONOUN.sub(slot, text, count=1)
+    if _POSSESSIVE.match(text):
+        return _POSSESSIVE.sub(slot + "'s", text, count=1)
+    return None
+
+
+def bare(title: str) -> str:
+    """A page title without its disambiguation: 'United (Marian Gold album)' -> 'United'."""
+    return re.sub(r"\s*\([^()]*\)$", "", title).strip() or title
 
 
 @dataclass
@@ -63,7 +81,7 @@ def _seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
     templates = wording.templates_for(f.relation, prose=f.source == "prose")
     if not templates:
         return None
-    root = Node(f.subject, f.subject_url, store.noun(f.subject_url))
+    root = Node(bare(f.subject), f.subject_url, store.noun(f.subject_url))
     noun = store.noun(f.object_url)
     usable = [t for t in templates if noun or "{an}" not in t]
     ask = Ask(f.relation, rng.choice(usable), f.value, ANSWER_TYPES[f.value_type],
@@ -83,8 +101,8 @@ def _self_seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
         return None
     clause = Clause(f.relation, "out", literal_of(f), rng.choice(templates), f.evidence,
                     f.subject_url)
-    root = Node(f.subject, f.subject_url, noun, [clause])
-    ask = Ask("self", rng.choice(wording.ASKS["self"]), f.subject, "entity", f.evidence,
+    root = Node(bare(f.subject), f.subject_url, noun, [clause])
+    ask = Ask("self", rng.choice(wording.ASKS["self"]), bare(f.subject), "entity", f.evidence,
               f.subject_url, answer_noun=noun)
     return Chain(ask, root)
 
@@ -97,7 +115,7 @@ def is_a_clause(f: Fact, store: FactStore) -> Clause:
         if link.relation == "link" and link.object_url and re.search(
                 r"(?<!\w)" + re.escape(link.value) + r"(?!\w)", np):
             template = np.replace(link.value, "{v}", 1)
-            target = Node(link.value, link.object_url, store.noun(link.object_url))
+            target = Node(bare(link.value), link.object_url, store.noun(link.object_url))
             return Clause("is_a", "out", target, template, f.evidence, f.subject_url)
     return Clause("is_a", "out", Literal(np, "string"), "{v}", f.evidence, f.subject_url)
 
@@ -106,9 +124,9 @@ def is_a_seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
     """'What is the name of the American literary periodical published in Philadelphia?'"""
     if len(f.value.split()) < 3:
         return None  # 'a city', 'an actor': never unique
-    root = Node(f.subject, f.subject_url, "", [is_a_clause(f, store)])
-    templates = [t for t in wording.ASKS["self"] if "{an}" not in t]
-    ask = Ask("self", rng.choice(templates), f.subject, "entity", f.evidence, f.subject_url)
+    root = Node(bare(f.subject), f.subject_url, "", [is_a_clause(f, store)])
+    ask = Ask("self", rng.choice(wording.ASKS["self"]), bare(f.subject), "entity", f.evidence,
+              f.subject_url)
     return Chain(ask, root)
 
 
@@ -119,24 +137,21 @@ def link_seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
     at = s.find(f.value)
     if at < 0 or s.count(f.value) > 1 or "{" in s or "}" in s:
         return None
-    before, after = s[:at], s[at + len(f.value):]
-    subject = re.sub(r"\s*\(.*\)$", "", f.subject)
-    if subject and subject in before:
-        before = before.replace(subject, "{e}", 1)
-    elif subject and subject in after:
-        after = after.replace(subject, "{e}", 1)
-    elif _PRONOUN.match(before):
-        before = _PRONOUN.sub("{e}", before, count=1)
-    else:
+    subject = bare(f.subject)
+    slotted = with_slot(s[:at] + "\x00" + s[at + len(f.value):], subject)
+    if slotted is None:
         return None
-    noun = store.noun(f.object_url) or "one"
+    before, after = slotted.split("\x00")
+    noun = store.noun(f.object_url)
+    noun = noun[:1].lower() + noun[1:] if noun[:2].istitle() and " " not in noun else noun
     wh_word = "whom" if store.facts_of(f.object_url or "", "born_on") else "what"
-    template = rng.choice(wording.ASKS["link"])
+    template = rng.choice([t for t in wording.ASKS["link"] if noun or "{an}" not in t
+                           and "cloze_which" not in t])
     cloze = {"cloze_which": f"{before}which {noun}{after}", "cloze_wh": f"{before}{wh_word}{after}",
              "cloze_blank": f"{before}___{after}"}
     key = template.strip("{}?").split("}")[0]
     text = (cloze[key] + "?" if key in cloze else
             template.replace("{cloze_blank}", cloze["cloze_blank"]).replace("{an}", noun))
-    root = Node(f.subject, f.subject_url, store.noun(f.subject_url))
+    root = Node(subject, f.subject_url, store.noun(f.subject_url))
     ask = Ask("link", text, f.value, "entity", f.evidence, f.object_url, answer_noun=noun)
     return Chain(ask, root)

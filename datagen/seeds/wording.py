@@ -56,7 +56,7 @@ ASKS: dict[str, list[str]] = {
     "year_verb": ["In what year was {e} {verb}?", "When was {e} {verb}?",
                   "{e} was {verb} in which year?", "What year was {e} {verb} in?"],
     # the entity itself ('self'): {e} is a description of the answer
-    "self": ["What is the name of {e}?", "Name {e}.", "Which {an} is {e}?",
+    "self": ["What is the name of {e}?", "Name {e}.", "{e} goes by what name?",
              "What is {e} called?"],
     # a cloze of a sentence naming another page: {q} stands where the answer was
     "link": ["{cloze_which}?", "{cloze_wh}?", "Which {an} completes this: \"{cloze_blank}\"?"],

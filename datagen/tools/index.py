@@ -67,6 +67,7 @@ class PageIndex:
 
 def build(urls: list[str], titles: list[str], texts: list[str], snapshot: int) -> PageIndex:
     import bm25s
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each build at DEBUG
     retriever = bm25s.BM25()
     if urls:
         corpus = [f"{t}\n{x}" for t, x in zip(titles, texts)]
