@@ -37,7 +37,8 @@ def build_report(wh, cfg, out) -> dict[str, Any]:
 
 
 _FAILED_SQL = """
-select check_name || ': ' || split_part(reason, ':', 1) as what, count(*) from (
+select check_name || ': ' || trim(regexp_replace(split_part(reason, ':', 1),
+       '[0-9a-f]{16}|\\(.*?\\)|[0-9]+', '', 'g')) as what, count(*) from (
   select question_id, check_name, arg_max(status, created_at) as status,
          arg_max(reason, created_at) as reason
   from verdicts group by 1, 2)

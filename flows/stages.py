@@ -118,8 +118,10 @@ def compose_task(root: str, cfg: dict[str, Any], parent_run_id: str,
     """Seeds and composed questions from the stored pages."""
     from datagen.compose import ComposeConfig, run_compose
     with _warehouse(root) as wh, endpoint_slot(cfg):
+        report = _progress("compose")
+        on_progress = None if report is None else (lambda s: report(s.seeds_done, s.seeds_total))
         summary = run_compose(wh, ComposeConfig(**cfg), parent_run_id=parent_run_id,
-                              progress=_progress("compose"))
+                              progress=on_progress)
         return _result("compose", wh, summary, cache_key)
 
 
