@@ -26,13 +26,18 @@ def fast_config(seeds: list[str], **kw) -> CrawlConfig:
     return CrawlConfig(**opts)
 
 
-@pytest.fixture(scope="session")
-def small_world_dir(tmp_path_factory):
+def demo_world(tmp_path_factory, n: int, seed: int):
+    """(folder, world) of a demo world written into a fresh temporary folder."""
     from datagen.demo_world import build_world, write_world
-    out = tmp_path_factory.mktemp("world")
-    world = build_world(200, seed=7)
+    out = tmp_path_factory.mktemp(f"world{n}")
+    world = build_world(n, seed=seed)
     write_world(world, out)
     return out, world
+
+
+@pytest.fixture(scope="session")
+def small_world_dir(tmp_path_factory):
+    return demo_world(tmp_path_factory, 200, seed=7)
 
 
 @pytest.fixture

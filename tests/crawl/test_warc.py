@@ -16,7 +16,7 @@ import warehouse
 from datagen.crawl import Crawler, run_crawl, serve_folder, serve_handler
 from datagen.crawl.crawler import reason_code
 from datagen.crawl.server import StaticHandler
-from tests.crawl.conftest import fast_config
+from tests.crawl.conftest import demo_world, fast_config
 
 pytestmark = pytest.mark.integration
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
@@ -57,11 +57,7 @@ def _reasons(wh) -> dict[str, tuple]:
 
 @pytest.fixture(scope="module")
 def world_dir(tmp_path_factory):
-    from datagen.demo_world import build_world, write_world
-    out = tmp_path_factory.mktemp("world60")
-    world = build_world(60, seed=5)
-    write_world(world, out)
-    return out, world
+    return demo_world(tmp_path_factory, 60, seed=5)  # small: each test crawls it whole
 
 
 @pytest.fixture(scope="module")
