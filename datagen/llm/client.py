@@ -103,7 +103,7 @@ class ChatClient:
         """Flush the accounting rows, close connections, stop the loop."""
         if not self._loop.is_closed():
             if self._http is not None:
-                asyncio.run_coroutine_threadsafe(self._http.aclose(), self._loop).result(10)
+                asyncio.run_coroutine_threadsafe(self._http.close(), self._loop).result(10)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
             self._loop.close()
@@ -311,13 +311,12 @@ class ChatClient:
         self._raise_if_tripped()
 
     async def _start(self) -> None:
-        import httpx
+        import aiohttp
         ep = self.endpoint
         self._sem = asyncio.Semaphore(ep.max_concurrency)
-        self._http = httpx.AsyncClient(
-            timeout=httpx.Timeout(ep.timeout_s),
-            limits=httpx.Limits(max_connections=ep.max_concurrency,
-                                max_keepalive_connections=ep.max_concurrency))
+        self._http = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=ep.max_concurrency),
+            timeout=aiohttp.ClientTimeout(total=None), trust_env=True)
         if ep.preflight:
             await self._preflight()
 

@@ -51,18 +51,19 @@ def retry_after_s(value: str | None, now: dt.datetime | None = None) -> float | 
 async def post_json(http, url: str, body: dict[str, Any], headers: dict[str, str],
                     timeout_s: float) -> dict[str, Any]:
     """POST and return the decoded JSON object; the whole exchange (a trickling body
-    included) must finish within `timeout_s`."""
-    import httpx
+    included) must finish within `timeout_s`. `http` is an aiohttp ClientSession: it costs
+    about a fifth of httpx's CPU per request, which is what bounds throughput at high
+    concurrency on a busy machine (benchmarks/bench_llm.py)."""
+    import aiohttp
+    data = json.dumps(body).encode()
     try:
         async with asyncio.timeout(timeout_s):
-            async with http.stream("POST", url, json=body, headers=headers) as resp:
-                raw = await resp.aread()
-                return decode(resp.status_code, resp.headers, raw)
+            async with http.post(url, data=data, headers=headers) as resp:
+                raw = await resp.read()
+                return decode(resp.status, resp.headers, raw)
     except TimeoutError:
         raise LLMError("timeout", f"no complete reply within {timeout_s:g} s") from None
-    except httpx.TimeoutException as exc:
-        raise LLMError("timeout", type(exc).__name__) from None
-    except (httpx.TransportError, httpx.StreamError) as exc:
+    except aiohttp.ClientError as exc:
         raise LLMError("connection", f"{type(exc).__name__}: {exc}"[:200]) from None
 
 
@@ -132,13 +133,14 @@ def parse_choices(data: dict[str, Any], n: int) -> tuple[list[dict[str, Any]], i
 
 async def get_models(http, url: str, headers: dict[str, str], timeout_s: float) -> list[str]:
     """The model ids an endpoint serves (GET /v1/models)."""
-    import httpx
+    import aiohttp
     try:
         async with asyncio.timeout(timeout_s):
-            resp = await http.get(url, headers=headers)
-    except (TimeoutError, httpx.TimeoutException):
+            async with http.get(url, headers=headers) as resp:
+                raw = await resp.read()
+                data = decode(resp.status, resp.headers, raw)
+    except TimeoutError:
         raise LLMError("timeout", f"GET {url} took over {timeout_s:g} s") from None
-    except httpx.TransportError as exc:
+    except aiohttp.ClientError as exc:
         raise LLMError("connection", f"GET {url}: {type(exc).__name__} {exc}"[:200]) from None
-    data = decode(resp.status_code, resp.headers, resp.content)
     return [str(m.get("id")) for m in data.get("data") or [] if isinstance(m, dict)]

@@ -50,6 +50,8 @@ def test_competent_model_composes_grounded_unleaked_questions(demo_crawled, tmp_
         assert {"compose/step", "compose/word", "compose/self_check"} <= purposes
         run = wh.sql("SELECT status, summary FROM runs WHERE kind = 'compose'").to_pylist()[0]
         assert run["status"] == "succeeded"
+        llm = json.loads(run["summary"])["llm"]  # the client's totals reach runs.summary
+        assert llm["calls"] == sum(r["n"] for r in calls) and llm["structured"] == {"server": llm["calls"]}
     finally:
         wh.close()
 
@@ -130,11 +132,11 @@ def test_dead_endpoint_trips_the_breaker_and_keeps_what_was_stored(demo_crawled,
         return scripted.respond(body) if calls["n"] <= 100 else Reply(status=502, body=b"<html/>")
     try:
         with LoopbackLLM(dies) as server, pytest.raises(CircuitOpen) as err:
-            run_llm(wh, server, max_retries=2)
+            run_llm(wh, server, max_retries=2, max_concurrency=4)
         assert "\n" not in str(err.value) and "in a row" in str(err.value)
-        run = wh.sql("SELECT status FROM runs WHERE kind = 'compose'").to_pylist()[0]
-        assert run["status"] == "failed"
+        run = wh.sql("SELECT status, summary FROM runs WHERE kind = 'compose'").to_pylist()[0]
+        assert run["status"] == "failed" and "in a row" in json.loads(run["summary"])["error"]
         assert len(composed(wh)) >= 5  # the batches committed before the endpoint died
-        assert server.count - 100 <= 20 + 2
+        assert server.count - 100 <= 20 + 4  # the breaker, plus calls already in flight
     finally:
         wh.close()
