@@ -118,7 +118,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="same population size; skips nothing "
                     "(the whole benchmark takes well under a minute)")
     ap.add_argument("--n", type=int, default=10_000)
-    ap.add_argument("--plot", type=Path, default=Path("benchmarks/out/difficulty_frontier.png"))
+    ap.add_argument("--plot", type=Path, default=Path(__file__).resolve().parent.parent / "difficulty" / "docs" / "bench_frontier.png")
     args = ap.parse_args()
     base = BandConfig()
     rates = population(args.n)
@@ -129,12 +129,13 @@ def main() -> int:
     print(f"population: {args.n} questions; thresholds {list(base.thresholds)}, confidence "
           f"{base.confidence}, max_k {base.max_k}, rounds {base.first_round}+{base.round_size}...")
     print(f"\n{'config':<10} {'calls/q':>8} {'calls/q(unif)':>14} {'accuracy':>9} "
-          f"{'acc(unif)':>10} {'acc(n/k)':>9} {'seconds':>8}")
+          f"{'acc(unif)':>10} {'acc(n/k)':>9} {'n/k(unif)':>10} {'seconds':>8}")
     for name, cfg in configs.items():
         decisions, secs = run(rates, cfg)
         r = rows[name] = score(decisions, rates, base.thresholds)
         print(f"{name:<10} {r['calls']:>8.2f} {r['calls_uniform']:>14.2f} {r['acc']:>9.4f} "
-              f"{r['acc_uniform']:>10.4f} {r['acc_naive']:>9.4f} {secs:>8.1f}")
+              f"{r['acc_uniform']:>10.4f} {r['acc_naive']:>9.4f} {r['acc_naive_uniform']:>10.4f} "
+              f"{secs:>8.1f}")
     plot(rows, args.plot)
     print(f"\nfrontier plot: {args.plot}")
     f8, ad = rows["fixed-8"], rows["adaptive"]

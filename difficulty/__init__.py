@@ -5,11 +5,12 @@ See difficulty/README.md for the file tree.
 
 from difficulty.config import BandConfig
 from difficulty.estimate import DEFAULT_THRESHOLDS, band_of, beta_interval
+from difficulty.run import run_band
 from difficulty.records import (
     BANDS, Attempt, BandDecision, BandSummary, JudgedAttempt, Solver, SolverQuestion,
 )
 
 __all__ = [
-    "BandConfig", "DEFAULT_THRESHOLDS", "band_of", "beta_interval",
+    "run_band", "BandConfig", "DEFAULT_THRESHOLDS", "band_of", "beta_interval",
     "BANDS", "Attempt", "BandDecision", "BandSummary", "JudgedAttempt", "Solver", "SolverQuestion",
 ]

@@ -142,3 +142,15 @@ class AdaptiveBander:
             stop_reason=str(reason),
             band_posterior={ASCENDING[i]: round(float(p), 4) for i, p in enumerate(probs)},
             attempts=tuple(judged))
+
+
+def decide_counts(rule: StoppingRule, ids: Sequence[str], n: Sequence[int], k: Sequence[int],
+                  reason: str, grid_points: int = 201) -> list[BandDecision]:
+    """Band questions from counts alone (no more sampling possible, e.g. training rollouts),
+    with the prior fitted to these counts: the same band choice as adaptive banding."""
+    bander = AdaptiveBander(rule, judge=lambda a, i: (0.0, ""), grid_points=grid_points)
+    n_arr, k_arr = np.asarray(n, int), np.asarray(k, int)
+    bander._fit(n_arr, k_arr)
+    probs = bander.band_probabilities(n_arr, k_arr)
+    return [bander._decision(BandItem(SolverQuestion(q, ""), ""), n_arr[i], k_arr[i], probs[i],
+                             1, reason, ()) for i, q in enumerate(ids)]

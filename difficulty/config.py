@@ -20,18 +20,26 @@ class BandConfig(BaseModel):
     where: Optional[str] = Field(None, description="SQL filter on questions (columns of `questions`)")
     from_rollouts: Optional[str] = Field(None, description="re-band from this training run's rollouts")
     thresholds: tuple[float, float, float, float] = DEFAULT_THRESHOLDS
-    confidence: float = Field(0.9, gt=0.5, lt=1.0)
+    confidence: float = Field(0.95, gt=0.5, lt=1.0)
     max_k: int = Field(16, ge=1, le=256)
-    first_round: int = Field(4, ge=1)
+    first_round: int = Field(3, ge=1)
     round_size: int = Field(2, ge=1)
     lookahead: int = Field(4, ge=1)
     min_gain: float = Field(0.01, ge=0.0)
     seed: int = 0
     batch_size: int = Field(64, ge=1, description="questions per batch; one commit per batch")
-    rollout_window: int = Field(0, ge=0, description="re-banding: latest N policy versions (0 = all pooled)")
+    rollout_window: int = Field(1, ge=0, description="re-banding: each question's last N "
+                                "policy versions rolled out (0 = all pooled)")
     endpoint: Optional[str] = None
     model: Optional[str] = None
     plot: bool = True
+
+    @field_validator("solver")
+    @classmethod
+    def _solver(cls, v: str) -> str:
+        if v in ("embedded", "llm") or (v.startswith("policy:") and len(v) > 7):
+            return v
+        raise ValueError(f"solver {v!r}: use embedded, llm or policy:PATH (a checkpoint folder)")
 
     @field_validator("thresholds")
     @classmethod

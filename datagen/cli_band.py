@@ -1,0 +1,175 @@
+"""CLI command of the band stage: `datagen band` (kept light to import).
+
+Builds the solver the flags name — the policy solver from training's inference engine,
+which `difficulty` itself never imports — calls `difficulty.run_band`, and prints the
+band x hops table with the plot's path.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from datagen.cli_common import UserError, WarehouseOpt, add_command, is_tty, user_errors
+
+
+def register(app: typer.Typer) -> None:
+    add_command(app, "band", band)
+
+
+@user_errors
+def band(
+    warehouse: WarehouseOpt = None,
+    solver: Annotated[str, typer.Option(
+        "--solver", help="embedded (no model), llm (--endpoint/--model) or policy:PATH "
+                         "(a trainer checkpoint in HF format).")] = "embedded",
+    where: Annotated[Optional[str], typer.Option(
+        "--where", help="SQL filter on questions, e.g. \"hops >= 2\".")] = None,
+    from_rollouts: Annotated[Optional[str], typer.Option(
+        "--from-rollouts", help="Re-band from this training run's rollouts.")] = None,
+    max_k: Annotated[Optional[int], typer.Option("--max-k", min=1,
+                                                 help="Most attempts per question.")] = None,
+    confidence: Annotated[Optional[float], typer.Option(
+        "--confidence", help="Stop once one band has this posterior probability.")] = None,
+    endpoint: Annotated[Optional[str], typer.Option(
+        "--endpoint", help="OpenAI-compatible base URL (llm solver).")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Model name (llm solver).")] = None,
+    rollout_window: Annotated[Optional[int], typer.Option(
+        "--rollout-window", min=0, help="Re-banding: each question's last N policy versions "
+                                        "(0 pools all; default 1).")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Run seed of the attempts.")] = None,
+    config: Annotated[Optional[Path], typer.Option(
+        "--config", help="YAML/JSON file with BandConfig fields; flags override it.")] = None,
+) -> None:
+    """Measure how hard each question is: solver attempts -> pass rate -> band.
+
+    Adaptive k: attempts come in rounds until the band is decided. Prints a band x hops table
+    and writes a PNG of the bands by hops beside the summary.
+    """
+    cfg = _config(config, solver=solver, where=where, from_rollouts=from_rollouts, max_k=max_k,
+                  confidence=confidence, endpoint=endpoint, model=model,
+                  rollout_window=rollout_window, seed=seed)
+    from datagen.cli_common import open_warehouse
+    wh = open_warehouse(warehouse)
+    try:
+        built = None if cfg.from_rollouts else _solver(wh, cfg)
+        summary = _run(wh, cfg, built)
+    finally:
+        wh.close()
+    print_summary(summary)
+
+
+def _config(path: Optional[Path], **flags):
+    from pydantic import ValidationError
+
+    from difficulty import BandConfig
+    data = _read_config(path)
+    data.update({k: v for k, v in flags.items() if v is not None})
+    try:
+        cfg = BandConfig(**data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(map(str, err["loc"])) or "config"
+        raise UserError(f"bad band setting {where}: {err['msg']}") from None
+    return cfg
+
+
+def _read_config(path: Optional[Path]) -> dict:
+    if path is None:
+        return {}
+    import json
+
+    import yaml
+    if not path.is_file():
+        raise UserError(f"--config {path}: no such file")
+    data = json.loads(path.read_text()) if path.suffix == ".json" else yaml.safe_load(path.read_text())
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a mapping of BandConfig fields")
+    return dict(data.get("band", data))
+
+
+def _solver(wh, cfg):
+    if cfg.solver.startswith("policy:"):
+        return policy_solver(cfg.solver.split(":", 1)[1])
+    from difficulty.run import make_solver
+    return make_solver(wh, cfg)
+
+
+def policy_solver(path: str, max_new_tokens: int = 256, temperature: float = 1.0):
+    """A PolicySolver over a checkpoint folder (HF format) through training's in-process
+    engine; named policy:<run>@v<N> from the folder (<run>/weights/vN, else its name)."""
+    from difficulty.solvers.policy import PolicySolver
+    folder = Path(path)
+    if not (folder / "config.json").is_file():
+        raise UserError(f"--solver policy:{path}: not a model folder (no config.json); give a "
+                        "run's final/ or weights/vN folder")
+    from transformers import AutoTokenizer
+
+    from training.api import GenerationRequest
+    from training.engines.hf_engine import HFInferenceEngine
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    engine = HFInferenceEngine(folder)
+
+    def generate(prompts, n, seeds):
+        reqs = []
+        for prompt, row in zip(prompts, seeds):
+            ids = tok.apply_chat_template([{"role": "user", "content": prompt}],
+                                          add_generation_prompt=True, tokenize=True)
+            ids = list(ids["input_ids"] if isinstance(ids, dict) else ids)
+            reqs += [GenerationRequest(ids, max_new_tokens, temperature, seed=s) for s in row]
+        texts = [tok.decode(r.output_ids, skip_special_tokens=True) for r in engine.generate(reqs)]
+        return [texts[i * n:(i + 1) * n] for i in range(len(prompts))]
+
+    return PolicySolver(generate, policy_name(folder))
+
+
+def policy_name(folder: Path) -> str:
+    """policy:<run>@v<N> for <run>/weights/vN, policy:<run>@final for <run>/final."""
+    folder = folder.resolve()
+    if folder.parent.name == "weights" and folder.name.startswith("v"):
+        return f"policy:{folder.parent.parent.name}@{folder.name}"
+    return f"policy:{folder.parent.name}@{folder.name}"
+
+
+def _run(wh, cfg, solver):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from datagen.cli_common import stderr_console
+    from difficulty import run_band
+    columns = (TextColumn("band"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=stderr_console(), disable=not is_tty(), transient=True) as bar:
+        task = bar.add_task("band", total=None)
+        try:
+            return run_band(wh, cfg, solver=solver,
+                            progress=lambda done, total: bar.update(task, completed=done,
+                                                                    total=total))
+        finally:
+            if hasattr(solver, "close"):
+                solver.close()
+
+
+def print_summary(s) -> None:
+    """Band x hops counts, mean pass rate per hop count, stop reasons, the plot's path."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from difficulty import BANDS
+    table = Table(title=f"band {s.run_id} ({s.solver})", title_justify="left")
+    table.add_column("hops")
+    for b in BANDS:
+        table.add_column(b, justify="right")
+    table.add_column("total", justify="right")
+    table.add_column("mean pass rate", justify="right")
+    for hops, row in s.by_band_hops.items():
+        table.add_row(hops, *(str(row.get(b, 0)) for b in BANDS), str(sum(row.values())),
+                      f"{s.mean_pass_rate_by_hops.get(hops, 0.0):.3f}")
+    console = Console(file=sys.stdout, width=max(100, Console().width))
+    console.print(table)
+    stops = ", ".join(f"{k} {v}" for k, v in sorted(s.stop_reasons.items()))
+    console.print(f"{s.banded} banded ({s.skipped_already_banded} already banded, skipped), "
+                  f"{s.attempts} attempts ({s.failed_attempts} failed); stops: {stops or '-'}")
+    if s.plot_path:
+        console.print(f"plot: {s.plot_path}")
