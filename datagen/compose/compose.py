@@ -5,7 +5,6 @@ Only the chain's final version becomes a row; every step taken or rejected is in
 
 from __future__ import annotations
 
-import copy
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -13,7 +12,7 @@ from dataclasses import dataclass, field
 from datagen.compose import steps
 from datagen.compose.backend import ComposeBackend, StepOption
 from datagen.compose.validate import Validator
-from datagen.seeds.chain import Chain
+from datagen.seeds.chain import Chain, clone
 from datagen.seeds.store import FactStore
 
 
@@ -38,7 +37,7 @@ class Composer:
 
     def compose(self, seed: Chain, rng: random.Random) -> Outcome:
         target = rng.randint(*self.hops)
-        chain, out = copy.deepcopy(seed), Outcome(None)
+        chain, out = clone(seed), Outcome(None)
         injectable = False
         for _ in range(self.max_steps):
             injects = steps.inject_options(chain, self.store, self._index, rng)

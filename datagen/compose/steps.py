@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import random
 import re
 
 from datagen.compose import fuzz
 from datagen.compose.backend import StepOption
 from datagen.seeds import wording
-from datagen.seeds.chain import Chain, Clause, Literal, Node
+from datagen.seeds.chain import Chain, Clause, Literal, Node, clone
 from datagen.seeds.questions import bare, is_a_clause, literal_of, with_slot
 from datagen.seeds.records import Fact
 from datagen.seeds.store import FactStore
@@ -100,7 +99,7 @@ def fuzz_options(chain: Chain, rng: random.Random) -> list[StepOption]:
 
 def apply(chain: Chain, option: StepOption, store: FactStore) -> Chain:
     """A copy of `chain` with the step applied (the original is left as it was)."""
-    new = copy.deepcopy(chain)
+    new = clone(chain)
     if option.action == "FUZZ":
         lit = literal_clauses(new)[option.target].value
         lit.fuzzed, lit.fuzz_kind, lit.lo, lit.hi = (option.fuzzed, option.fuzz_kind,

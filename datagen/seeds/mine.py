@@ -166,18 +166,30 @@ def _date_facts(page: Page, s: str, have: set[str]) -> list[Fact]:
 def _link_facts(page: Page, sents: list[str], titles: dict[str, str]) -> list[Fact]:
     """One fact per linked stored page: the first sentence naming it (not in a list of names)."""
     facts, done = [], set()
+    wrong = _other_gender(page.text)
     for url, anchor in page.links:
         target = titles.get(url)
         if not target or url == page.url or url in done:
             continue
         for s in sents:
             name = target if _word_in(target, s) else anchor if anchor and _word_in(anchor, s) else None
-            if name and _whole_name(name, s) and not _in_list(name, s, titles.values()):
+            if not name or len(s.split()) < len(name.split()) + 3 or s.startswith(wrong):
+                continue  # a bare list item (an index page), or 'She' on a man's page
+            if _whole_name(name, s) and not _in_list(name, s, titles.values()):
                 done.add(url)
                 facts.append(Fact(page.title, page.url, "link", name, "entity",
                                   Evidence(page.url, s), "link", url, sentence=s))
                 break
     return facts
+
+
+def _other_gender(text: str) -> tuple[str, ...]:
+    """Leading pronouns that cannot mean the page's subject (by the pronouns the page uses
+    most), so 'She was given in marriage to ...' on a man's page is not read as his."""
+    low = f" {text.lower()} "
+    he = low.count(" he ") + low.count(" his ")
+    she = low.count(" she ") + low.count(" her ")
+    return ("She ", "Her ") if he > 2 * she else ("He ", "His ") if she > 2 * he else ()
 
 
 def _whole_name(name: str, sentence: str) -> bool:
