@@ -42,6 +42,7 @@ def test_config_rejects_unknown_keys_and_bad_sizes(tmp_path):
         load_config(overrides={"loss": {"kl_coef": 0.1}})
 
 
+@pytest.mark.slow  # ~100 s here under load: DeepSpeed + transformers, whole runs
 def test_train_end_to_end(tmp_path, capsys):
     import safetensors.torch as st
 
