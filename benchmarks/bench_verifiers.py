@@ -68,12 +68,19 @@ def bench_reward_modes(data: Path) -> dict[str, float]:
     folder = data / "answer_equivalence"
     sets = {"evouna_nq": load_evouna(folder / "evouna_nq.json"),
             "nq301": load_nq301(folder / "nq301_human_judgments.jsonl")}
-    out = {}
+    from verifiers.mathcheck import MathTimeout
+    out, timeouts = {}, []
     print(f"\n{'set':<10} {'pairs':<14} {'n':>6} {'judge':>7} {'reward':>7} {'strict':>7}")
     for name, pairs in sets.items():
         def mode(m):
-            return lambda p: score_response(p.prediction, p.gold, p.aliases, p.question,
-                                            mode=m).reward > 0
+            def judge(p):
+                try:
+                    return score_response(p.prediction, p.gold, p.aliases, p.question,
+                                          mode=m).reward > 0
+                except MathTimeout:  # counted and printed below, scored as not paid
+                    timeouts.append((name, m, p.prediction[:60], p.gold))
+                    return False
+            return judge
         subset = [p for p in pairs if short_single_answer(p.prediction)]
         for label, rows in (("all", pairs), ("fixed subset", subset)):
             judge = agreement(rows, rules_judge)["all"]
@@ -84,6 +91,7 @@ def bench_reward_modes(data: Path) -> dict[str, float]:
                 out[f"reward_agreement_{name}"], out[f"judge_agreement_{name}"] = reward, judge
             else:
                 out[f"reward_all_{name}"] = reward
+    print(f"math-verify timeouts (scored as not paid): {len(timeouts)} {timeouts[:5]}")
     return out
 
 
