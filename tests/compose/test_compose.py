@@ -49,6 +49,7 @@ def test_crash_then_rerun_continues_and_doubles_nothing(demo_crawled_copy, demo_
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_same_pages_same_seed_same_questions_in_another_process(demo_crawled, demo_composed,
                                                                 tmp_path):
     code = ("import sys, warehouse; from tests.conftest import _copy_warehouse; "
