@@ -58,13 +58,14 @@ def timed_run(base_url: str, wh, run_id: str, reqs: list[ChatRequest], concurren
     ep = EndpointConfig(base_url=base_url, model="bench", max_concurrency=concurrency)
     client = ChatClient(ep, wh=wh, run_id=run_id, cache_dir=cache_dir)
     client.chat(ChatRequest(({"role": "user", "content": "warm-up"},), round=hash(run_id)))
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     results = client.chat_many(reqs)
     client.close()
     elapsed = time.perf_counter() - t
+    cpu_ms = (time.process_time() - cpu) * 1000 / len(reqs)
     if not all(r.ok for r in results):
         raise SystemExit(f"bench: {sum(not r.ok for r in results)} calls failed")
-    return elapsed, client.totals()
+    return elapsed, {**client.totals(), "cpu_ms_per_call": cpu_ms}
 
 
 def main() -> None:
@@ -95,6 +96,8 @@ def main() -> None:
     print(f"{'concurrent C=32, cold':<28}{n:>10}{secs:>10.2f}{rps:>10.1f}")
     print(f"{'identical rerun (cache)':<28}{n:>10}{secs_again:>10.2f}{n / secs_again:>10.1f}")
     print(f"{'sequential (C=1)':<28}{SEQUENTIAL_SLICE:>10}{seq_secs:>10.2f}{seq_rps:>10.1f}")
+    print(f"client CPU per call (cold): {totals['cpu_ms_per_call']:.2f} ms, i.e. at most "
+          f"{1000 / totals['cpu_ms_per_call']:.0f} req/s on one free core")
     print(f"ideal {ideal:.0f} req/s (C / {LATENCY_S} s); cold totals {totals}; rerun cached "
           f"{totals_again['cached']}; llm_calls rows {rows}; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
