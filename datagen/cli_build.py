@@ -45,9 +45,13 @@ def build(
     With no seeds it builds, serves and crawls the demo world, so a fresh machine gets a full
     warehouse offline. Running it again with the same config skips finished stages.
     """
-    cfg = _config(config, seeds=seeds or None, seed=seed, endpoint=endpoint, model_name=model,
-                  api_key_env=api_key_env)
     root = _root(warehouse)
+    try:
+        cfg = _config(config, seeds=seeds or None, seed=seed, endpoint=endpoint,
+                      model_name=model, api_key_env=api_key_env)
+    except UserError as exc:
+        _record_failed_build(root, config, str(exc))
+        raise
     result = _run_with_progress(root, cfg)
     _print_report(result.report, root)
 
@@ -139,6 +143,17 @@ def _config(path: Path | None, **overrides):
         raise UserError(f"bad build setting {where}: {msg}{hint}") from None
 
 
+def _record_failed_build(root: Path, config: Path | None, reason: str) -> None:
+    """A build that cannot start still leaves a `failed` run row saying why."""
+    import warehouse as wh_pkg
+    wh = wh_pkg.open(root)
+    try:
+        run_id = wh.start_run("build", {"config_file": str(config) if config else None})
+        wh.finish_run(run_id, "failed", {"error": reason})
+    finally:
+        wh.close()
+
+
 def _root(warehouse: Path | None) -> Path:
     wh = open_warehouse(warehouse)
     root = wh.root
@@ -157,7 +172,9 @@ def _run_with_progress(root: Path, cfg):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from flows import run_build
-    logging.getLogger("prefect").setLevel(logging.WARNING)
+    quiet = logging.getLogger().level > logging.DEBUG  # -v shows Prefect's own logs
+    for name in ("prefect", "prefect.flow_runs", "prefect.task_runs", "prefect.engine"):
+        logging.getLogger(name).setLevel(logging.CRITICAL if quiet else logging.INFO)
     columns = (TextColumn("{task.description:<8}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, console=stderr_console(), disable=not is_tty()) as bar:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -88,9 +88,6 @@ class BuildConfig(BaseModel):
     verify: VerifyConfig = Field(default_factory=VerifyConfig)
     band: dict[str, Any] = Field(default_factory=dict, description="BandConfig fields")
     model: EndpointSpec = Field(default_factory=EndpointSpec)
-    runner: Literal["default", "dask"] = "default"
-    dask_address: str | None = Field(None, description="an existing Dask scheduler; "
-                                     "none: a local cluster")
 
     @model_validator(mode="after")
     def _stages(self) -> "BuildConfig":

@@ -18,17 +18,17 @@ def build_report(wh, cfg, out) -> dict[str, Any]:
     crawl_run = out.stages["crawl"].result.run_id
     return {
         "build_run_id": out.run_id,
-        "pages": wh.scalar("select count(distinct url) from pages"),
+        "pages": _one(wh, "select count(distinct url) from pages"),
         "fetches": _pairs(wh, "select outcome, count(*) from fetches where run_id = ? "
                           "group by 1 order by 1", [crawl_run]),
         "questions_by_hops": _pairs(wh, "select hops, count(distinct question_id) "
                                     "from questions group by 1 order by 1"),
-        "seeds": wh.scalar("select count(distinct question_id) from questions where hops = 1"),
-        "compose_rejected": out.stages["compose"].result.summary.get("rejected", {}),
+        "seeds": _one(wh, "select count(distinct question_id) from questions where hops = 1"),
+        "compose_rejected": _compose_rejections(out.stages["compose"].result.summary),
         "verify_failed": _pairs(wh, _FAILED_SQL),
         "train_ready_by_band": _pairs(wh, "select band, count(*) from train_ready "
                                       "group by 1 order by 1"),
-        "train_ready": wh.scalar("select count(*) from train_ready"),
+        "train_ready": _one(wh, "select count(*) from train_ready"),
         "decontamination": cfg.verify.resolved(cfg.is_demo).decontamination,
         "stages": {name: {"run_id": s.result.run_id, "seconds": round(s.seconds, 1),
                           "cached": s.cached, "rows": s.result.rows}
@@ -44,6 +44,20 @@ select check_name || ': ' || trim(regexp_replace(split_part(reason, ':', 1),
   from verdicts group by 1, 2)
 where status <> 'pass' group by 1 order by 2 desc, 1 limit 20
 """
+
+
+def _compose_rejections(summary: dict[str, Any]) -> dict[str, int]:
+    """Rejected steps and seeds that could not be composed, by reason, commonest first."""
+    counts: dict[str, int] = {}
+    for key, prefix in (("rejected_steps", "step"), ("not_composed", "seed"),
+                        ("seeds_rejected", "seed")):
+        for reason, n in (summary.get(key) or {}).items():
+            counts[f"{prefix}: {reason}"] = counts.get(f"{prefix}: {reason}", 0) + int(n)
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def _one(wh, sql: str) -> int:
+    return int(wh.sql(sql).to_pylist()[0].popitem()[1])
 
 
 def _pairs(wh, sql: str, params: list[Any] | None = None) -> dict[str, int]:

@@ -11,14 +11,20 @@ from flows.config import BuildConfig
 def run_build(root: Path | str, cfg: BuildConfig,
               progress: Callable[[str, int, int], None] | None = None):
     """Run the `build` flow on the warehouse at `root`; returns its `BuildResult`."""
-    from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, temporary_settings
+    from prefect.settings import (
+        PREFECT_SERVER_ANALYTICS_ENABLED, PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
+        temporary_settings,
+    )
 
     from flows.build import build_flow
     from flows.stages import PROGRESS
     token = PROGRESS.set(progress)
-    # A busy 2-core machine can take longer than Prefect's 20 s to start its ephemeral API.
+    # A busy 2-core machine can take longer than Prefect's 20 s to start its ephemeral API;
+    # and an offline machine would log a failed telemetry call at every build.
+    settings = {PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: 180,
+                PREFECT_SERVER_ANALYTICS_ENABLED: False}
     try:
-        with temporary_settings({PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: 180}):
+        with temporary_settings(settings):
             return build_flow(str(root), cfg.model_dump())
     finally:
         PROGRESS.reset(token)

@@ -52,9 +52,13 @@ def rows_present(wh, result: StageResult) -> bool:
     """Are the rows a (possibly cached) stage result claims still in the warehouse?"""
     if not result.run_id:
         return False
-    table = OUTPUT_TABLE[result.stage]
-    n = wh.scalar(f"select count(*) from {table} where run_id = ?", [result.run_id])
-    return n == result.rows
+    return rows_of(wh, result.stage, result.run_id) == result.rows
+
+
+def rows_of(wh, stage: str, run_id: str) -> int:
+    """Rows of the stage's output table written by one run."""
+    table = wh.sql(f"select count(*) as n from {OUTPUT_TABLE[stage]} where run_id = ?", [run_id])
+    return int(table.column("n")[0].as_py())
 
 
 def _key_fn(context, parameters: dict[str, Any]) -> str:
@@ -86,9 +90,8 @@ def _progress(stage: str) -> Callable[[int, int], None] | None:
 
 
 def _result(stage: str, wh, summary: Any, key: str) -> StageResult:
-    n = wh.scalar(f"select count(*) from {OUTPUT_TABLE[stage]} where run_id = ?",
-                  [summary.run_id])
-    return StageResult(stage, summary.run_id, key, int(n), summary.as_dict())
+    n = rows_of(wh, stage, summary.run_id)
+    return StageResult(stage, summary.run_id, key, n, summary.as_dict())
 
 
 TASK_OPTS = dict(cache_key_fn=_key_fn, persist_result=True, retries=2, retry_delay_seconds=3,
