@@ -171,5 +171,5 @@ def print_summary(s) -> None:
     stops = ", ".join(f"{k} {v}" for k, v in sorted(s.stop_reasons.items()))
     console.print(f"{s.banded} banded ({s.skipped_already_banded} already banded, skipped), "
                   f"{s.attempts} attempts ({s.failed_attempts} failed); stops: {stops or '-'}")
-    if s.plot_path:
-        console.print(f"plot: {s.plot_path}")
+    if s.plot_path:  # unwrapped, so scripts can pick the path up
+        typer.echo(f"plot: {s.plot_path}")

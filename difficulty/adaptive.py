@@ -40,9 +40,9 @@ class BandItem:
 @dataclass(frozen=True)
 class StoppingRule:
     thresholds: tuple[float, ...]
-    confidence: float = 0.9
+    confidence: float = 0.95
     max_k: int = 16
-    first_round: int = 4
+    first_round: int = 3
     round_size: int = 2
     lookahead: int = 4
     min_gain: float = 0.01

@@ -1,7 +1,7 @@
 """`run_band`: band the warehouse's questions with a solver, one commit per batch.
 
 Questions are read fresh (latest row per id), minus those whose latest verdict on some
-check is not `pass`, filtered by `cfg.where`. A question already banded by the same
+check is not `pass` and those without an answer, filtered by `cfg.where`. A question already banded by the same
 invocation (same solver name, thresholds, confidence, k schedule and seed: the `key` in
 each row's details) is skipped, so a crash and a rerun neither lose nor double a row.
 Every attempt is judged by `verifiers.score_response(..., mode="reward")`, the trainer's
@@ -35,7 +35,8 @@ WITH latest AS (
         SELECT question_id, check_name, arg_max(status, created_at) AS status
         FROM verdicts GROUP BY question_id, check_name) WHERE status <> 'pass'
 )
-SELECT * FROM latest WHERE question_id NOT IN (SELECT question_id FROM failing) {where}
+SELECT * FROM latest WHERE question_id NOT IN (SELECT question_id FROM failing)
+    AND coalesce(answer, '') <> '' {where}
 ORDER BY question_id
 """
 
@@ -51,7 +52,9 @@ def reward_judge(attempt: Attempt, item: BandItem) -> tuple[float, str]:
 
 
 def band_key(cfg: BandConfig, solver_name: str) -> str:
-    """Identifies an invocation: rows with this key are what a rerun skips."""
+    """Identifies an invocation: rows with this key are what a rerun skips. A solver may name
+    itself for this apart from its row name (the embedded solver leaves out the code version,
+    so a rerun after a commit still resumes)."""
     from warehouse import content_id
     return content_id(solver_name, list(cfg.thresholds), cfg.confidence, cfg.max_k,
                       cfg.first_round, cfg.round_size, cfg.lookahead, cfg.min_gain, cfg.seed)
@@ -97,7 +100,7 @@ def run_band(wh, cfg: BandConfig, *, solver: Solver | None = None, parent_run_id
         from difficulty.reband import run_reband
         return run_reband(wh, cfg, parent_run_id=parent_run_id, progress=progress)
     solver = solver or make_solver(wh, cfg)
-    key = band_key(cfg, solver.name)
+    key = band_key(cfg, getattr(solver, "invocation", solver.name))
     with wh.run("band", {**cfg.model_dump(), "key": key, "solver_name": solver.name},
                 parent_run_id=parent_run_id) as run:
         summary = BandSummary(run_id=run.run_id, solver=solver.name)

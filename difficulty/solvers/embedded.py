@@ -72,6 +72,7 @@ class EmbeddedSolver:
                  open_pages: int = 3, temperature: float = 0.25, follow: int = 2):
         self.tools = tools
         self.name = name
+        self.invocation = name.split("@")[0]  # the rerun key leaves out the code version
         self.search_k, self.open_pages = search_k, open_pages
         self.temperature, self.follow = temperature, follow
         self._cache: dict[str, tuple[list[Candidate], tuple[str, ...]]] = {}
