@@ -1,8 +1,10 @@
 """Every call becomes an `llm_calls` row; totals go into the stage's summary.
 
-Rows are buffered and written in batches (one DuckLake commit per batch, not per call);
-`flush()` runs in the caller's thread, never on the client's event loop, because a
-warehouse connection must not be used from two threads at once.
+Rows are buffered and written in batches (one DuckLake commit per batch, not per call)
+through the log's own warehouse connection: the stage keeps using its connection from its
+own thread (a DuckDB connection must not be used from two threads at once), and the
+composer calls the client from several threads. Flushes are serialised by a lock and never
+run on the client's event loop.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class CallLog:
         self.totals = Totals()
         self._rows: list[Any] = []
         self._lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self._writer = None  # our own connection to `wh`, opened at the first flush
 
     def record(self, req: ChatRequest, result: ChatResult) -> None:
         """Count the call and queue its row (thread-safe; called from the event loop)."""
@@ -86,8 +90,19 @@ class CallLog:
 
     def flush(self) -> int:
         """Write the queued rows in one commit; returns how many."""
-        with self._lock:
-            rows, self._rows = self._rows, []
-        if rows and self.wh is not None:
-            self.wh.append([self._row(*r) for r in rows], run_id=self.run_id or None)
-        return len(rows)
+        with self._flush_lock:
+            with self._lock:
+                rows, self._rows = self._rows, []
+            if rows and self.wh is not None:
+                if self._writer is None:
+                    import warehouse
+                    self._writer = warehouse.open(self.wh.root, create=False)
+                self._writer.append([self._row(*r) for r in rows], run_id=self.run_id or None)
+            return len(rows)
+
+    def close(self) -> None:
+        """Flush, then close our connection."""
+        self.flush()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None

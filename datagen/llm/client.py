@@ -107,7 +107,7 @@ class ChatClient:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
             self._loop.close()
-        self.log.flush()
+        self.log.close()
 
     def __enter__(self) -> "ChatClient":
         return self

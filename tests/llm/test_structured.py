@@ -89,3 +89,19 @@ def test_every_call_is_an_llm_calls_row(llm_server, wh):
     assert all(r["error"].startswith("http_4xx: 404") and r["item_id"] == "s2" for r in failed)
     assert {r["model"] for r in rows} == {"loopback"} and rows[0]["endpoint"] == llm_server.base_url
     assert totals["cached"] == 1 and totals["failed"] == 1
+
+
+def test_the_judge_runs_on_the_client_it_is_given(llm_server, wh):
+    from verifiers import JudgeError, LLMJudge
+    llm_server.respond = lambda body: '{"alternatives": ["Rembrandt", " "]}'
+    run_id = wh.start_run("verify", {})
+    with ChatClient(fast_endpoint(llm_server.base_url), wh=wh, run_id=run_id) as client:
+        judge = LLMJudge(client)
+        assert judge.alternatives("Who painted it?", "Vermeer") == ["Rembrandt"]
+        llm_server.respond = lambda body: '{"equivalent": "perhaps"}'
+        with pytest.raises(JudgeError, match="schema_invalid"):
+            judge.equivalent("q", "a", (), "b")
+    assert llm_server.requests[0]["response_format"]["json_schema"]["schema"]["required"] == ["alternatives"]
+    rows = wh.sql("SELECT purpose, status FROM llm_calls ORDER BY created_at").to_pylist()
+    assert [(r["purpose"], r["status"]) for r in rows] == [
+        ("verify/judge_alternatives", "ok"), ("verify/judge_equivalence", "failed")]
