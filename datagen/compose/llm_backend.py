@@ -22,7 +22,6 @@ from __future__ import annotations
 import random
 from collections import Counter
 from typing import Any, Sequence
-from urllib.parse import urlsplit
 
 from datagen.compose.backend import StepOption
 from datagen.llm import ChatClient, ChatRequest, ChatResult, EndpointConfig
@@ -251,10 +250,8 @@ def item_id(chain: Chain) -> str:
 
 
 def endpoint_config(cfg: Any) -> EndpointConfig:
-    """The client settings from a ComposeConfig; a bare http://host:port gets /v1."""
-    url = cfg.endpoint.rstrip("/")
-    if urlsplit(url).path in ("", "/"):
-        url += "/v1"
+    """The client settings from a ComposeConfig (a bare http://host:port gets /v1)."""
+    url = cfg.endpoint
     budget = {k: getattr(cfg, k) for k in ("max_calls", "max_tokens")
               if getattr(cfg, k, None) is not None}  # once ComposeConfig has the budget fields
     return EndpointConfig(base_url=url, model=cfg.model, api_key_env=cfg.api_key_env or "",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -47,7 +48,8 @@ class EndpointConfig(BaseModel):
         if not v.startswith(("http://", "https://")):
             raise ValueError(f"endpoint {v!r} must start with http:// or https:// "
                              "(e.g. http://127.0.0.1:8000/v1)")
-        return v.rstrip("/")
+        v = v.rstrip("/")
+        return v if urlsplit(v).path else v + "/v1"  # a bare http://host:port means its /v1
 
 
 @dataclass(frozen=True)

@@ -189,5 +189,7 @@ def test_api_key_comes_from_the_named_variable_only(llm_server, monkeypatch):
 def test_endpoint_config_rejects_mistakes():
     with pytest.raises(ValueError, match="http://"):
         EndpointConfig(base_url="127.0.0.1:8000", model="m")
+    assert EndpointConfig(base_url="http://h:8000/", model="m").base_url == "http://h:8000/v1"
+    assert EndpointConfig(base_url="https://api.x/v2/", model="m").base_url == "https://api.x/v2"
     with pytest.raises(ValueError, match="extra"):
         EndpointConfig(base_url="http://x/v1", model="m", api_key="sk-no")
