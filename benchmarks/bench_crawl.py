@@ -16,7 +16,11 @@ warc: the same site written as one gzipped WARC (warcio; each page gzip content-
 as servers send it), ingested with `datagen crawl FILE.warc.gz` defaults, against the same
 extraction-only baseline on the site's files.
 
-    python benchmarks/bench_crawl.py [--quick] [--parts http,folder,warc]
+warcmem (not in the default parts): peak RSS of a fresh process ingesting a WARC of the
+site's pages once and four times over (each copy with its own URLs and one sentence of its
+own, so every record is stored), into a warehouse: memory must not grow with the archive.
+
+    python benchmarks/bench_crawl.py [--quick] [--parts http,folder,warc,warcmem]
 
 Last line: RESULT crawl ratio=<ours/bare pages per s> pages_per_s=<ours>
            folder_ratio=<folder crawl / extraction-only pages per s (wall clock)>
@@ -109,7 +113,7 @@ def run_extract_only(files: list[str], processes: int) -> tuple[int, float, floa
     return n, wall, cpu_seconds() - cpu
 
 
-def write_site_warc(site: Path, path: Path) -> None:
+def write_site_warc(site: Path, path: Path, copies: int = 1) -> None:
     """Every HTML file of the site as a gzip-encoded 200 response, in one gzipped WARC."""
     import gzip
     import io
@@ -118,23 +122,26 @@ def write_site_warc(site: Path, path: Path) -> None:
     from warcio.warcwriter import WARCWriter
     with open(path, "wb") as fh:
         w = WARCWriter(fh, gzip=True)
-        for f in sorted(site.rglob("*.html")):
-            body = gzip.compress(f.read_bytes(), 6)
+        for c, f in ((c, f) for c in range(copies) for f in sorted(site.rglob("*.html"))):
+            page = f.read_bytes()
+            if copies > 1:
+                page = page.replace(b"</article>", f"<p>Copy {c} of this page.</p></article>".encode())
+            body = gzip.compress(page, 6)
             http = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8"),
                                                ("Content-Encoding", "gzip"),
                                                ("Content-Length", str(len(body)))],
                                     protocol="HTTP/1.1")
-            url = "http://site.example/" + str(f.relative_to(site))
+            url = "http://site.example/" + (f"{c}/" if copies > 1 else "") + str(f.relative_to(site))
             w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body),
                                                 http_headers=http))
 
 
-def run_folder(site: Path, tmp: Path, i: int) -> tuple[int, float, float]:
+def run_folder(site: Path, tmp: Path, tag: str) -> tuple[int, float, float]:
     """(pages, wall seconds, CPU seconds) of a default-config crawl of a folder (or WARC)."""
-    wh = warehouse.open(tmp / f"whf{i}")
+    wh = warehouse.open(tmp / f"wh_{tag}")
     cfg = CrawlConfig(seeds=[str(site)])  # defaults: politeness for the web, not for files
     cpu, t = cpu_seconds(), time.perf_counter()
-    summary = asyncio.run(Crawler(cfg, wh, run_id=f"folder{i}").run())
+    summary = asyncio.run(Crawler(cfg, wh, run_id=tag).run())
     elapsed, cpu = time.perf_counter() - t, cpu_seconds() - cpu
     assert wh.count("pages") == summary.stored
     wh.close()
@@ -181,11 +188,42 @@ def bench_folder(site: Path, tmp: Path, rounds: int, warc: Path | None = None) -
             f"{name}_cpu_ratio": statistics.median(cpu_ratios)}
 
 
+def warc_peak_rss(n: int, copies: int) -> None:
+    """In a fresh process: ingest a WARC of `copies` x the site; print records and peak RSS."""
+    import resource
+    tmp = Path(tempfile.mkdtemp(prefix="bench_warcmem_"))
+    try:
+        write_world(build_world(n, seed=0), tmp / "site")
+        write_site_warc(tmp / "site", tmp / "a.warc.gz", copies)
+        pages, secs, _ = run_folder(tmp / "a.warc.gz", tmp, "mem")
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"WARCMEM records={pages} stored_in_s={secs:.1f} "
+              f"warc_mb={(tmp / 'a.warc.gz').stat().st_size / 1e6:.1f} peak_rss_mb={peak:.0f}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bench_warcmem(n: int) -> dict[str, float]:
+    import subprocess
+    import sys
+    out = {}
+    for copies in (1, 4):
+        line = subprocess.run([sys.executable, __file__, "--warcmem", f"{n},{copies}"],
+                              capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+        print(f"warcmem x{copies}: {line}")
+        out[f"warc_peak_rss_mb_x{copies}"] = float(line.rsplit("=", 1)[1])
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller world, fewer rounds")
     ap.add_argument("--parts", default="http,folder,warc", help="comma-separated: http, folder, warc")
+    ap.add_argument("--warcmem", help=argparse.SUPPRESS)  # N,COPIES: one warcmem process
     args = ap.parse_args()
+    if args.warcmem:
+        warc_peak_rss(*map(int, args.warcmem.split(",")))
+        return
     parts = set(args.parts.split(","))
     n, rounds = (1000, 3) if args.quick else (2000, 3)
     tmp = Path(tempfile.mkdtemp(prefix="bench_crawl_"))
@@ -200,7 +238,9 @@ def main() -> None:
         if "warc" in parts:
             write_site_warc(tmp / "site", tmp / "site.warc.gz")
             result.update(bench_folder(tmp / "site", tmp, rounds, warc=tmp / "site.warc.gz"))
-        fields = " ".join(f"{k}={v:.3f}" if k != "pages_per_s" else f"{k}={v:.1f}"
+        if "warcmem" in parts:
+            result.update(bench_warcmem(n))
+        fields = " ".join(f"{k}={v:.3f}" if "ratio" in k else f"{k}={v:.1f}"
                           for k, v in result.items())
         print(f"RESULT crawl {fields}")
     finally:

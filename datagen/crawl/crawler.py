@@ -190,34 +190,36 @@ class Crawler:
                     fut.result(timeout=0.5)
                     return True
                 except concurrent.futures.TimeoutError:
-                    fut.cancel()
+                    if not fut.cancel():  # it went in just now
+                        return True
             return False
 
         def produce() -> None:
             try:
                 for path in paths:
                     for item in read_warc(path, self.cfg):
-                        if stop.is_set() or not put(item):
+                        if self._full() or not put(item):
                             return
             finally:
-                for _ in range(self.cfg.global_concurrency):
-                    put(None)
+                put(None)  # the end (refused only once the consumers are gone)
 
         async def consume() -> None:
             while (item := await queue.get()) is not None:
-                if self._full():
-                    stop.set()
-                elif isinstance(item, Redirect):
+                if isinstance(item, Redirect):
                     redirects.append(item)
-                else:
+                elif not self._full():
                     await self._visit_archived(item)
                 await self._flush()
+            queue.put_nowait(None)  # the end is the last item: there is room to pass it on
 
         producer = loop.run_in_executor(None, produce)
+        tasks = [asyncio.create_task(consume()) for _ in range(self.cfg.global_concurrency)]
         try:
-            await asyncio.gather(*(consume() for _ in range(self.cfg.global_concurrency)))
-        finally:
+            await asyncio.gather(*tasks)
+        finally:  # normally all done; after a consumer's error, stop the reader and the rest
             stop.set()
+            for t in tasks:
+                t.cancel()
             await producer
         for r in redirects:  # as a live crawl says: the target is a page we have, or not
             if r.target in self.seen:

@@ -161,6 +161,10 @@ def test_a_cut_archive_keeps_the_records_before_the_cut(http_crawl, tmp_path):
     assert 0.3 * len(http_pages) < len(pages) < 0.7 * len(http_pages)
     assert all(pages[u] == http_pages[u] for u in pages)
     assert summary.by_reason[("failed", "warc_error")] == 1
+    # max_pages ends the ingestion early, with no row for the records left unread
+    small = asyncio.run(Crawler(fast_config([str(whole)], max_pages=5, global_concurrency=2,
+                                            extract_processes=0), None).run())
+    assert small.stored == 5 and small.attempted < 10
 
 
 def test_gzipped_sitemap_index(world_dir, tmp_path):
