@@ -222,7 +222,8 @@ class Crawler:
                 t.cancel()
             await producer
         for r in redirects:  # as a live crawl says: the target is a page we have, or not
-            if r.target in self.seen:
+            if r.target in self.seen:  # only 200 records enter `seen`: the final status
+                r.res.status = 200
                 self._record(_as(r.res, "skipped", f"duplicate_url: {r.target}"), 0)
             else:
                 self._record(_as(r.res, "failed", f"redirect_not_archived: {r.target}"), 0)
