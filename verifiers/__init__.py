@@ -10,6 +10,8 @@
     mathcheck.py    math-verify with per-case options and a timeout
     reward.py       reward(response, gold, ..., mode=) for RL: reward | strict | judge
     candidates.py   what the reward mode refuses: lists, ranges, repeats, padding, coarse
+    attacks.py      the generated adversarial set for the reward mode
+    fractions.py    fractions and decimals across written forms
     judge.py        LLMJudge over any OpenAI-compatible endpoint (off by default)
     checks.py       CheckResult, WellFormed, AnswerNotLeaked, Grounded
     uniqueness.py   UniqueAnswer (BM25 over pages offline, or the LLM judge)

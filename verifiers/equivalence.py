@@ -6,6 +6,9 @@ The decision is a short cascade of linguistic rules over canonical tokens
 
 1. ``exact``: same canonical tokens (articles, accents, number words, Roman
    numerals, unit spellings, honorifics already folded).
+   ``fraction``: the same value as a fraction or decimal in another written form
+   (1/2, 0.5, "one half", \\frac{1}{2}); ``fraction_mismatch`` settles other values
+   ("1/20" is not "1/2"; fractions.py).
 2. ``yes_no``: a yes/no gold (also "Typically, no") is matched by the polarity the
    prediction opens with.
 3. ``date``: a date gold is matched by a date in the prediction that states
