@@ -41,6 +41,10 @@ def band(
         "--rollout-window", min=0, help="Re-banding: each question's last N policy versions "
                                         "(0 pools all; default 1).")] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Run seed of the attempts.")] = None,
+    no_tool_check: Annotated[bool, typer.Option(
+        "--no-tool-check", help="llm/policy solvers: first write a no_tool_solvable verdict "
+                                "(fail when answered without tools); failing questions "
+                                "are then not banded.")] = False,
     config: Annotated[Optional[Path], typer.Option(
         "--config", help="YAML/JSON file with BandConfig fields; flags override it.")] = None,
 ) -> None:
@@ -53,9 +57,13 @@ def band(
                   confidence=confidence, endpoint=endpoint, model=model,
                   rollout_window=rollout_window, seed=seed)
     from datagen.cli_common import open_warehouse
+    if no_tool_check and (cfg.solver == "embedded" or cfg.from_rollouts):
+        raise UserError("--no-tool-check needs --solver llm or policy:PATH (a model to ask)")
     wh = open_warehouse(warehouse)
     try:
         built = None if cfg.from_rollouts else _solver(wh, cfg)
+        if no_tool_check:
+            _no_tool_check(wh, cfg, built)
         summary = _run(wh, cfg, built)
     finally:
         wh.close()
@@ -89,6 +97,21 @@ def _read_config(path: Optional[Path]) -> dict:
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected a mapping of BandConfig fields")
     return dict(data.get("band", data))
+
+
+def _no_tool_check(wh, cfg, solver) -> None:
+    from difficulty.notool import no_tool_check
+    if cfg.solver == "llm":
+        from difficulty.solvers.llm import make_llm_solver
+        solver = make_llm_solver(wh, cfg, use_tools=False)
+        try:
+            counts = no_tool_check(wh, cfg, solver)
+        finally:
+            solver.close()
+    else:
+        counts = no_tool_check(wh, cfg, solver)
+    typer.echo(f"no-tool check: {counts['fail']} answered without tools (verdict fail), "
+               f"{counts['pass']} not", err=True)
 
 
 def _solver(wh, cfg):

@@ -76,3 +76,57 @@ def test_answer_types():
     assert answer_type("On what date was Ilsa Varn born?") == "date"
     assert answer_type("How many people live in Kelm?") == "number"
     assert answer_type("The mayor born on 3 May 1950 goes by what name?") == "name"
+
+
+def _scripted(body):
+    """Right for the capital question on 2 of 3 choices; 'Paris' otherwise."""
+    text = body["messages"][-1]["content"]
+    n = body.get("n", 1)
+    if "capital of Zorbia" in text:
+        return [("Answer: Kelm" if i % 3 else "Answer: Paris") for i in range(n)]
+    return ["I think... Answer: Paris"] * n
+
+
+def test_llm_solver_and_no_tool_check_on_a_loopback_server(tmp_path, capsys):
+    from datagen.cli import main
+    from datagen.llm.loopback import LoopbackLLM
+    from tests.difficulty.test_cli_demo import _small_world
+    root = tmp_path / "wh"
+    _small_world(root)
+    with LoopbackLLM(_scripted, models=("scripted",)) as server:
+        code = main(["band", "-w", str(root), "--solver", "llm", "--endpoint", server.base_url,
+                     "--model", "scripted", "--max-k", "6", "--no-tool-check"])
+        bodies = list(server.requests)
+    assert code == 0, capsys.readouterr().err
+    wh = warehouse.open(root, read_only=True)
+    try:
+        verdicts = {r["question_id"]: r["status"] for r in wh.sql(
+            "select question_id, status from verdicts where check_name = 'no_tool_solvable'"
+        ).to_pylist()}
+        rows = wh.sql("select question_id, solver, k, n_correct from difficulty").to_pylist()
+        calls = wh.scalar("select count(*) from llm_calls")
+    finally:
+        wh.close()
+    # c1 and c3 (which ends on the same page) are answered without tools
+    assert verdicts == {"c1": "fail", "c2": "pass", "c3": "fail", "c4": "pass"}
+    assert {r["question_id"] for r in rows} == {"c2", "c4"}  # failing questions not banded
+    assert all(r["solver"] == "llm:scripted" and r["n_correct"] == 0 for r in rows)
+    assert any(b.get("n", 1) > 1 for b in bodies) and calls >= len(bodies) - 1
+    assert any("Search results" in b["messages"][-1]["content"] for b in bodies)
+
+
+def test_policy_solver_seam_and_name(tmp_path):
+    from datagen.cli_band import policy_name
+    from difficulty.solvers.policy import PolicySolver
+    seen = []
+
+    def generate(prompts, n, seeds):
+        seen.append((prompts, n, seeds))
+        return [[f"Answer: {p[-5:]}"] * n for p in prompts]
+
+    s = PolicySolver(generate, "policy:run7@v3")
+    out = s.solve([SolverQuestion("a", "What is the capital of Zorbia?", first_attempt=2)], 3)
+    assert [x.index for x in out[0]] == [2, 3, 4] and seen[0][0] == ["What is the capital of Zorbia?"]
+    assert [x.seed for x in out[0]] == seen[0][2][0]
+    (tmp_path / "run7" / "weights" / "v3").mkdir(parents=True)
+    assert policy_name(tmp_path / "run7" / "weights" / "v3") == "policy:run7@v3"
