@@ -33,7 +33,7 @@ def test_competent_model_composes_grounded_unleaked_questions(demo_crawled, tmp_
     with LoopbackLLM(scripted.respond, models=("scripted",)) as server:
         code = main(["compose", "--warehouse", str(root), "--backend", "llm", "--endpoint",
                      server.base_url.removesuffix("/v1"), "--model", "scripted",
-                     "--max-questions", "52", "--max-concurrency", "4"])
+                     "--max-questions", "52", "--max-concurrency", "8"])
     assert code == 0, capsys.readouterr().err
     wh = warehouse.open(root)
     try:
