@@ -8,6 +8,7 @@ committed batch ended, and a rerun after success adds nothing.
 
 from __future__ import annotations
 
+import html
 import inspect
 import json
 import logging
@@ -129,7 +130,7 @@ def load_pages(wh: Any) -> list[Page]:
     rows = wh.sql("SELECT url, arg_max(title, fetched_at) AS title, arg_max(text, fetched_at) "
                   "AS text, arg_max(html, fetched_at) AS html, arg_max(links, fetched_at) AS "
                   "links FROM pages GROUP BY url ORDER BY url").to_pylist()
-    return [Page(r["url"], r["title"] or "", r["text"] or "", r["html"] or "",
+    return [Page(r["url"], html.unescape(r["title"] or ""), r["text"] or "", r["html"] or "",
                  tuple((l["url"], l["anchor"] or "") for l in r["links"] or []))
             for r in rows if r["text"]]
 

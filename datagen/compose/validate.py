@@ -28,15 +28,19 @@ class Validator:
     page_texts: dict[str, str]          # url -> whitespace-squashed stored text
     tools: Any = None                   # datagen.tools.PageTools for search-judged uniqueness
     _words: dict = field(default_factory=dict, repr=False)   # url -> canonical word set
+    _states: dict = field(default_factory=dict, repr=False)  # (quote, answer) -> bool
 
     def check(self, chain: Chain) -> str:
         """'' when the chain may be kept, else the reason it is rejected."""
         q = chain.question
         if not q or len(q.split()) < 4:
             return "wording_failed"
-        for ev in chain.evidence():
+        evidence = chain.evidence()
+        for ev in evidence:
             if " ".join(ev.quote.split()) not in self.page_texts.get(ev.url, ""):
                 return "quote_not_verbatim"
+        if not self._states_answer(evidence[-1].quote, chain):
+            return "last_quote_lacks_answer"
         for _, c in chain.clauses():
             shown = c.value.name if isinstance(c.value, Node) and c.value.named else (
                 c.value.fuzzed or c.value.text if isinstance(c.value, Literal) else "")
@@ -49,6 +53,14 @@ class Validator:
         if unique:
             return unique
         return "answer_in_question" if _leaks(chain) else ""
+
+    def _states_answer(self, quote: str, chain: Chain) -> bool:
+        """Does the last quote state the answer, as verifiers' grounding check requires?"""
+        key = (quote, chain.ask.answer)
+        if key not in self._states:
+            from verifiers import is_equivalent
+            self._states[key] = is_equivalent(quote, chain.ask.answer, chain.ask.aliases)
+        return self._states[key]
 
     def _unique(self, chain: Chain) -> str:
         if self.store.covers(chain):

@@ -117,6 +117,12 @@ def is_a_clause(f: Fact, store: FactStore) -> Clause:
             template = np.replace(link.value, "{v}", 1)
             target = Node(bare(link.value), link.object_url, store.noun(link.object_url))
             return Clause("is_a", "out", target, template, f.evidence, f.subject_url)
+    named = store.title_in(np, exclude=f.subject_url)   # a stored page named without a link
+    if named:
+        title, url = named
+        target = Node(title, url, store.noun(url))
+        return Clause("is_a", "out", target, np.replace(title, "{v}", 1), f.evidence,
+                      f.subject_url)
     return Clause("is_a", "out", Literal(np, "string"), "{v}", f.evidence, f.subject_url)
 
 

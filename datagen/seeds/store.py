@@ -5,6 +5,7 @@ judges uniqueness with search)."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Iterable
 
@@ -21,6 +22,7 @@ class FactStore:
         self.names: dict[str, str] = dict(titles or {})
         self.nouns: dict[str, str] = {}
         self.structured: set[str] = set()     # pages with infobox facts
+        self._titles: dict[str, str] | None = None
         for f in self.facts:
             self.by_subject[f.subject_url].append(f)
             self.by_relation[f.relation].append(f)
@@ -33,6 +35,25 @@ class FactStore:
                 from datagen.seeds.patterns import lead
                 found = lead(f.evidence.quote, f.subject)
                 self.nouns[f.subject_url] = found[1] if found else ""
+
+    def title_in(self, text: str, exclude: str = "") -> tuple[str, str] | None:
+        """(title, url) of the longest stored page title (two words or more, without its
+        disambiguation) that `text` names as whole words: how a description's entity is
+        found when the page gives it no link (word n-grams looked up, not a scan)."""
+        if self._titles is None:
+            self._titles = {}
+            for url, title in sorted(self.names.items()):
+                key = re.sub(r"\s*\([^()]*\)$", "", title).strip()
+                if len(key.split()) >= 2:
+                    self._titles.setdefault(key, url)
+        words = text.split()
+        for n in range(min(6, len(words)), 1, -1):
+            for i in range(len(words) - n + 1):
+                span = " ".join(words[i:i + n]).strip(",.;:")
+                url = self._titles.get(span)
+                if url and url != exclude:
+                    return span, url
+        return None
 
     def noun(self, url: str | None) -> str:
         return self.nouns.get(url or "", "")
