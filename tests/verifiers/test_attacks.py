@@ -46,3 +46,26 @@ def test_the_judging_mode_pays_for_many_of_them(attacks):
     sample = attacks[::10]
     judged = sum(is_equivalent(a.prediction, a.gold, a.aliases, a.question) for a in sample)
     assert judged / len(sample) > 0.3
+
+
+def test_generator_leaves_out_what_the_issue_excludes():
+    """Not hand-picked, but not unfair either: a distractor the judge accepts for the gold
+    is no attack, nor is a form whose separator the gold itself contains."""
+    from verifiers.agreement import LabelledPair
+    rows = [LabelledPair(q, g, a, "", True, "all") for q, g, a in [
+        ("who sang it", "Simon & Garfunkel", ()),
+        ("who wrote it", "Paul Simon", ()),
+        ("who painted it", "Paul Simon Jr.", ()),  # the judge accepts it for "Paul Simon"
+        ("who built it", "Gustave Eiffel", ()),
+        ("when was it built", "1889", ()),
+        ("when did it open", "1931", ()),
+        ("when did it close", "1889", ("in 1889",)),
+    ]]
+    attacks = build_attacks(rows, seed=0)
+    assert not [a for a in attacks if a.gold == "Simon & Garfunkel" and a.form == "ampersand"]
+    assert not [a for a in attacks if a.gold == "Paul Simon" and "Paul Simon Jr." in a.prediction]
+    assert {a.kind for a in attacks} == {"name", "year"}
+    years = {a.form for a in attacks if a.kind == "year"}
+    assert {"neighbour_run", "range_dash", "zero_pad", "decade", "century"} <= years
+    assert all(a.prediction.strip() for a in attacks)
+    assert build_attacks(rows, seed=0) == attacks  # seeded: the same set every run

@@ -18,6 +18,9 @@ from verifiers import (
     ("Let me think.\nFinal answer: **Marie Curie**", "Marie Curie"),
     ("It was built in 1889. The tower is in Paris.", "The tower is in Paris."),
     ("\\boxed{\\begin{pmatrix} 1 & 2 \\end{pmatrix}}", "\\begin{pmatrix} 1 & 2 \\end{pmatrix}"),
+    ("I considered several.\n1. Lyon\n2. Paris", "1. Lyon\n2. Paris"),  # a closing list, whole
+    ("It was found in 1848. It was James W. Marshall.", "It was James W. Marshall."),
+    ("Lyon, or Dr. Carver", "Lyon, or Dr. Carver"),  # a title's full stop ends no sentence
 ])
 def test_extract_final_answer(response, answer):
     assert extract_final_answer(response) == answer
