@@ -47,7 +47,7 @@ def score_response(response: str, gold: str, aliases: Sequence[str] = (),
     if mode not in REWARD_MODES:
         raise ValueError(f"mode must be one of {', '.join(REWARD_MODES)}, not {mode!r}")
     golds = [g for g in (gold, *aliases) if g and g.strip()]
-    whole = squad_normalize(response or "")
+    whole = squad_normalize(response) if response and len(response) <= 4 * max_chars else ""
     # A gold the extractor would cut ("Portugal. The Man") is judged whole.
     answer = (response.strip() if whole and any(whole == squad_normalize(g) for g in golds)
               else extract_final_answer(response))
