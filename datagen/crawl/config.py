@@ -49,6 +49,8 @@ class CrawlConfig(BaseModel):
                                  "response received (request + response records)")
     warc_max_bytes: int = Field(1_000_000_000, ge=1024, description="rotate WARC files at this size")
     recrawl_conditional: bool = Field(True, description="ETag/Last-Modified against stored pages")
+    resume: bool = Field(False, description="URLs already in `pages` are not requested again; "
+                         "their stored links continue the frontier (a restarted crawl)")
     # extraction (trafilatura): dropping comments beats its defaults on the reference set
     include_comments: bool = False
     extract_processes: int = Field(2, ge=0, description="worker processes for extraction "

@@ -44,6 +44,7 @@ class CrawlSummary:
     elapsed_s: float = 0.0
     bytes: int = 0
     discovered: int = 0  # URLs queued so far (grows as links are found)
+    already_stored: int = 0  # resume: stored earlier, not requested again (links followed)
 
     @property
     def attempted(self) -> int:
@@ -51,6 +52,7 @@ class CrawlSummary:
 
     def as_dict(self) -> dict:
         return {"stored": self.stored, "skipped": self.skipped, "failed": self.failed,
+                "already_stored": self.already_stored,
                 "bytes": self.bytes, "elapsed_s": round(self.elapsed_s, 3),
                 "by_reason": {f"{o}:{r}": n for (o, r), n in sorted(self.by_reason.items())}}
 
@@ -115,7 +117,7 @@ class Crawler:
                      max_depth=self.cfg.max_depth, same_host=self.cfg.same_host)
 
     def _load_known(self) -> None:
-        if self.wh is None or not self.cfg.recrawl_conditional:
+        if self.wh is None or not (self.cfg.recrawl_conditional or self.cfg.resume):
             return
         rows = self.wh.sql(
             "SELECT url, arg_max(etag, created_at) AS etag, "
@@ -278,7 +280,8 @@ class Crawler:
                                  reason=f"crawler_error: {type(exc).__name__}: {exc}"), depth)
 
     def _full(self) -> bool:
-        return self.cfg.max_pages is not None and self.summary.stored >= self.cfg.max_pages
+        stored = self.summary.stored + self.summary.already_stored
+        return self.cfg.max_pages is not None and stored >= self.cfg.max_pages
 
     async def _refusal(self, url: str) -> str | None:
         return await self.guard.refusal(url) or await self.robots.refusal(url)
@@ -288,6 +291,10 @@ class Crawler:
         return f"out_of_scope ({out}): {url}" if out else await self._refusal(url)
 
     async def _visit(self, url: str, depth: int) -> None:
+        if self.cfg.resume and url in self.known:  # stored by an earlier, interrupted crawl
+            self.summary.already_stored += 1
+            self._follow(self.known[url].links, depth)
+            return
         if url.startswith("file:"):  # our own disk: no robots, no politeness, no host limit
             await self._handle(await self.fetcher.fetch(url), depth)
             return
@@ -443,9 +450,10 @@ def _robots_agent(user_agent: str) -> str:
 
 
 def run_crawl(cfg: CrawlConfig, wh, on_progress: Callable[[CrawlSummary], None] | None = None,
-              ) -> CrawlSummary:
-    """Crawl into the warehouse as one `crawl` run (lineage + summary in `runs`)."""
-    with wh.run("crawl", cfg.model_dump()) as run:
+              *, parent_run_id: str = "") -> CrawlSummary:
+    """Crawl into the warehouse as one `crawl` run (lineage + summary in `runs`; a build's
+    crawl names the build as its parent)."""
+    with wh.run("crawl", cfg.model_dump(), parent_run_id=parent_run_id) as run:
         summary = asyncio.run(Crawler(cfg, wh, run.run_id, on_progress).run())
         run.summary = summary.as_dict()
     return summary

@@ -49,7 +49,7 @@ def demo_config(base_url: str, **overrides) -> CrawlConfig:
 
 def crawl_demo(wh, n: int = DEMO_ENTITIES, seed: int = DEMO_SEED,
                on_progress: Callable[[CrawlSummary], None] | None = None,
-               **overrides) -> CrawlSummary:
+               parent_run_id: str = "", **overrides) -> CrawlSummary:
     site = demo_world_dir(n, seed)
     try:
         server = serve_folder(site, port=DEMO_PORT, subprocess=True)
@@ -58,6 +58,7 @@ def crawl_demo(wh, n: int = DEMO_ENTITIES, seed: int = DEMO_SEED,
         server = serve_folder(site, port=0, subprocess=True)
         base_url = server.__enter__()
     try:
-        return run_crawl(demo_config(base_url, **overrides), wh, on_progress)
+        return run_crawl(demo_config(base_url, **overrides), wh, on_progress,
+                         parent_run_id=parent_run_id)
     finally:
         server.__exit__(None, None, None)
