@@ -40,7 +40,7 @@ def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
         for f, direction in _facts_about(node.url, store):
             other = f.object_url if direction == "out" else f.subject_url
             if other in used or f.value == chain.ask.answer or f.subject == chain.ask.answer \
-                    or (f.evidence.quote in quotes and f.relation != "is_a"):
+                    or (f.evidence.quote in quotes and not _lead_of_ask(f, chain)):
                 continue
             templates = _templates(f, direction)
             if not templates or (f.relation != "is_a" and not node.noun) or (
@@ -54,6 +54,12 @@ def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
                                           "out" else f.subject, "url": f.evidence.url}))
     rng.shuffle(out)
     return out
+
+
+def _lead_of_ask(f: Fact, chain: Chain) -> bool:
+    """A description from the very sentence the answer is quoted from ('X (born 1966) is an
+    American director'): allowed, the one case where a sentence serves two facts."""
+    return f.relation == "is_a" and f.evidence.quote == chain.ask.evidence.quote
 
 
 def _facts_about(url: str, store: FactStore) -> list[tuple[Fact, str]]:

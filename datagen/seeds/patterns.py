@@ -74,7 +74,7 @@ def _shorten(np: str) -> str:
     for m in _NP_BREAK.finditer(np):
         if 4 <= len(np[:m.start()].split()) <= MAX_NP_WORDS:
             return np[:m.start()]
-    return " ".join(np.split()[:MAX_NP_WORDS])
+    return np  # no clean break: a cut mid-phrase would leave 'of the National' behind
 
 
 def _same_subject(subj: str, title: str) -> bool:
