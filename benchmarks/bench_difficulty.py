@@ -17,7 +17,6 @@ The last line is ``RESULT difficulty ...``.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -33,6 +32,7 @@ from difficulty.records import Attempt, SolverQuestion  # noqa: E402
 from difficulty.solvers.base import attempt_seed  # noqa: E402
 
 FIXED_K = (4, 6, 8, 12, 16)
+REPO = Path(__file__).resolve().parent.parent
 
 
 class SimulatedSolver:
@@ -118,7 +118,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="same population size; skips nothing "
                     "(the whole benchmark takes well under a minute)")
     ap.add_argument("--n", type=int, default=10_000)
-    ap.add_argument("--plot", type=Path, default=Path(__file__).resolve().parent.parent / "difficulty" / "docs" / "bench_frontier.png")
+    ap.add_argument("--plot", type=Path, default=REPO / "difficulty" / "docs" / "bench_frontier.png")
     args = ap.parse_args()
     base = BandConfig()
     rates = population(args.n)

@@ -36,7 +36,8 @@ def band(
         "--confidence", help="Stop once one band has this posterior probability.")] = None,
     endpoint: Annotated[Optional[str], typer.Option(
         "--endpoint", help="OpenAI-compatible base URL (llm solver).")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="Model name (llm solver).")] = None,
+    model: Annotated[Optional[str], typer.Option(
+        "--model", help="Model name (llm solver).")] = None,
     rollout_window: Annotated[Optional[int], typer.Option(
         "--rollout-window", min=0, help="Re-banding: each question's last N policy versions "
                                         "(0 pools all; default 1).")] = None,
@@ -93,7 +94,8 @@ def _read_config(path: Optional[Path]) -> dict:
     import yaml
     if not path.is_file():
         raise UserError(f"--config {path}: no such file")
-    data = json.loads(path.read_text()) if path.suffix == ".json" else yaml.safe_load(path.read_text())
+    text = path.read_text()
+    data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected a mapping of BandConfig fields")
     return dict(data.get("band", data))

@@ -84,7 +84,8 @@ class AdaptiveBander:
                 for i in range(q)]
 
     def _round(self, items, idx, size, solver, n, k, judged) -> None:
-        qs = [dataclasses.replace(it.question, first_attempt=int(k[i])) for it, i in zip(items, idx)]
+        qs = [dataclasses.replace(it.question, first_attempt=int(k[i]))
+              for it, i in zip(items, idx)]
         results = solver.solve(qs, size)
         for it, i, attempts in zip(items, idx, results):
             for a in attempts:

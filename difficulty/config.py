@@ -17,8 +17,8 @@ class BandConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     solver: str = Field("embedded", description="embedded | llm | policy:PATH")
-    where: Optional[str] = Field(None, description="SQL filter on questions (columns of `questions`)")
-    from_rollouts: Optional[str] = Field(None, description="re-band from this training run's rollouts")
+    where: Optional[str] = Field(None, description="SQL filter on the columns of `questions`")
+    from_rollouts: Optional[str] = Field(None, description="re-band from this run's rollouts")
     thresholds: tuple[float, float, float, float] = DEFAULT_THRESHOLDS
     confidence: float = Field(0.95, gt=0.5, lt=1.0)
     max_k: int = Field(16, ge=1, le=256)

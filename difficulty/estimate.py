@@ -24,7 +24,7 @@ from difficulty.records import BANDS
 
 # Lower edges of too_hard..too_easy on the pass rate: band = the last edge <= p.
 # Pinned defaults; written into the run config and the dataset card.
-DEFAULT_THRESHOLDS = (0.1, 0.4, 0.7, 0.9)   # hard >= 0.1, medium >= 0.4, easy >= 0.7, too_easy >= 0.9
+DEFAULT_THRESHOLDS = (0.1, 0.4, 0.7, 0.9)  # hard >= 0.1, medium >= 0.4, easy >= 0.7, too_easy >= 0.9
 ASCENDING = tuple(reversed(BANDS))          # too_hard, hard, medium, easy, too_easy
 
 

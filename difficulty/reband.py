@@ -56,7 +56,7 @@ def run_reband(wh, cfg: BandConfig, *, parent_run_id: str = "",
                 [d], f"policy:{train_run}@v{versions[d.question_id]}", key, run.run_id,
                 source="training")]
             wh.append(records, run_id=run.run_id)
-            count(summary, batch, {})
+            count(summary, batch)
             if progress:
                 progress(min(start + cfg.batch_size, len(decisions)), len(decisions))
         _, hops = load_items(wh, cfg.model_copy(update={"where": None}))

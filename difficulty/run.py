@@ -1,18 +1,17 @@
 """`run_band`: band the warehouse's questions with a solver, one commit per batch.
 
 Questions are read fresh (latest row per id), minus those whose latest verdict on some
-check is not `pass` and those without an answer, filtered by `cfg.where`. A question already banded by the same
-invocation (same solver name, thresholds, confidence, k schedule and seed: the `key` in
-each row's details) is skipped, so a crash and a rerun neither lose nor double a row.
-Every attempt is judged by `verifiers.score_response(..., mode="reward")`, the trainer's
-reward; a judge error is the attempt's failure reason, never a silent zero.
+check is not `pass` and those without an answer, filtered by `cfg.where`. A question
+already banded by the same invocation (same solver, thresholds, confidence, k schedule
+and seed: the `key` in each row's details) is skipped, so a crash and a rerun neither lose
+nor double a row. Every attempt is judged by `verifiers.score_response(..., mode="reward")`,
+the trainer's reward; a judge error propagates, never a silent zero.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections import Counter, defaultdict
 from typing import Any, Callable, Sequence
 
 from difficulty.adaptive import AdaptiveBander, BandItem
@@ -120,7 +119,7 @@ def _band_all(wh, cfg, solver, key, summary: BandSummary, progress) -> None:
         decisions = bander.band(todo[start:start + cfg.batch_size], solver)
         wh.append(difficulty_records(decisions, solver.name, key, summary.run_id),
                   run_id=summary.run_id)
-        count(summary, decisions, hops)
+        count(summary, decisions)
         if progress:
             progress(min(start + cfg.batch_size, len(todo)), len(todo))
     finish_summary(wh, summary, key, hops, cfg)
@@ -146,7 +145,7 @@ def details(d: BandDecision, key: str) -> dict[str, Any]:
                           "tool_calls": list(j.attempt.tool_calls)} for j in d.attempts]}
 
 
-def count(summary: BandSummary, decisions: Sequence[BandDecision], hops: dict[str, int]) -> None:
+def count(summary: BandSummary, decisions: Sequence[BandDecision]) -> None:
     summary.batches += 1
     summary.banded += len(decisions)
     for d in decisions:

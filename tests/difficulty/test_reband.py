@@ -1,4 +1,4 @@
-"""Re-banding from the rollouts a training run writes: bands move, train_ready and the reader follow."""
+"""Re-banding from the rollouts training writes: bands move; train_ready and the reader follow."""
 
 from __future__ import annotations
 

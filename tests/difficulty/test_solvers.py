@@ -126,7 +126,8 @@ def test_policy_solver_seam_and_name(tmp_path):
 
     s = PolicySolver(generate, "policy:run7@v3")
     out = s.solve([SolverQuestion("a", "What is the capital of Zorbia?", first_attempt=2)], 3)
-    assert [x.index for x in out[0]] == [2, 3, 4] and seen[0][0] == ["What is the capital of Zorbia?"]
+    assert [x.index for x in out[0]] == [2, 3, 4]
+    assert seen[0][0] == ["What is the capital of Zorbia?"]
     assert [x.seed for x in out[0]] == seen[0][2][0]
     (tmp_path / "run7" / "weights" / "v3").mkdir(parents=True)
     assert policy_name(tmp_path / "run7" / "weights" / "v3") == "policy:run7@v3"
