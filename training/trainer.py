@@ -24,6 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
+from training.agent import agent_metrics
 from training.config import TrainConfig
 from training.loss import grpo_advantages, make_ppo_loss_fn
 from training.metrics import MetricsLogger, checkpoint_dirs, plot_reward_curve, rotate_checkpoints
@@ -51,7 +52,8 @@ def build_train_batch(batch, pad_id: int, scale_by_std: bool = True) -> dict:
     return pack_sequences(
         [t.prompt_ids for t in trajs], [t.output_ids for t in trajs], pad_id=pad_id,
         token_values={"behav_logprobs": [t.output_logprobs for t in trajs]},
-        seq_values={"advantages": adv.tolist()})
+        seq_values={"advantages": adv.tolist()},
+        output_masks=[t.loss_mask for t in trajs])
 
 
 class _Trainer:
@@ -229,6 +231,7 @@ class _Trainer:
             "groups_dropped_late": self.p.controller.counts["dropped_late"],
             "episode_time_cancelled_s": self.p.controller.cancelled_episode_s,
         }
+        row.update(agent_metrics([t for t, _, _ in finished]))  # multi-turn episodes only
         row.update({k: stats[k] for k in ("loss", "clip_fraction", "behav_capped_fraction",
                                           "ratio_mean", "grad_norm", "lr", "kl_ref")
                     if k in stats})

@@ -58,6 +58,10 @@ class LLMSolver:
                                    why.split(":", 1)[0] or "llm_failed"))
         return out
 
+    def bind_run(self, run_id: str) -> None:
+        """Account the calls that follow (`llm_calls.run_id`) to this band run."""
+        self.client.log.run_id = run_id
+
     def close(self) -> None:
         self.client.close()
 

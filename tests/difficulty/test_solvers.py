@@ -105,6 +105,8 @@ def test_llm_solver_and_no_tool_check_on_a_loopback_server(tmp_path, capsys):
         ).to_pylist()}
         rows = wh.sql("select question_id, solver, k, n_correct from difficulty").to_pylist()
         calls = wh.scalar("select count(*) from llm_calls")
+        band_calls = wh.scalar("select count(*) from llm_calls l join runs r using (run_id) "
+                               "where r.kind = 'band'")
     finally:
         wh.close()
     # c1 and c3 (which ends on the same page) are answered without tools
@@ -112,6 +114,7 @@ def test_llm_solver_and_no_tool_check_on_a_loopback_server(tmp_path, capsys):
     assert {r["question_id"] for r in rows} == {"c2", "c4"}  # failing questions not banded
     assert all(r["solver"] == "llm:scripted" and r["n_correct"] == 0 for r in rows)
     assert any(b.get("n", 1) > 1 for b in bodies) and calls >= len(bodies) - 1
+    assert band_calls > 0  # the band run's calls carry its run id
     assert any("Search results" in b["messages"][-1]["content"] for b in bodies)
 
 

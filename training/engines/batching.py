@@ -18,12 +18,14 @@ from typing import Sequence
 def pack_sequences(prompts: Sequence[Sequence[int]], outputs: Sequence[Sequence[int]], *,
                    pad_id: int, token_values: dict[str, Sequence[Sequence[float]]] | None = None,
                    seq_values: dict[str, Sequence[float]] | None = None,
-                   pad_to_multiple_of: int = 1) -> dict:
+                   pad_to_multiple_of: int = 1,
+                   output_masks: Sequence[Sequence[int] | None] | None = None) -> dict:
     """Right-padded `input_ids`, `attention_mask`, `loss_mask` (completion tokens) [B, T].
 
     `token_values[k][b]` holds one float per output token (behaviour logprobs, versions,
     advantages...) and lands on the completion positions of row b; `seq_values[k]` gives
-    one float per sequence ([B] tensors).
+    one float per sequence ([B] tensors). `output_masks[b]` (0/1 per output token, None =
+    all 1) keeps tool output of a multi-turn episode out of `loss_mask`.
     """
     import torch
 
@@ -39,7 +41,10 @@ def pack_sequences(prompts: Sequence[Sequence[int]], outputs: Sequence[Sequence[
     for b, (p, o) in enumerate(zip(prompts, outputs)):
         ids[b, : len(p) + len(o)] = torch.tensor(list(p) + list(o), dtype=torch.long)
         attn[b, : len(p) + len(o)] = 1
-        loss[b, len(p): len(p) + len(o)] = 1
+        mask = output_masks[b] if output_masks is not None else None
+        if mask is not None and len(mask) != len(o):
+            raise ValueError(f"output_masks[{b}] has {len(mask)} values for {len(o)} tokens")
+        loss[b, len(p): len(p) + len(o)] = 1 if mask is None else torch.tensor(list(mask))
         for k, per_seq in (token_values or {}).items():
             if len(per_seq[b]) != len(o):
                 raise ValueError(f"{k}[{b}] has {len(per_seq[b])} values for {len(o)} tokens")

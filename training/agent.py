@@ -1,0 +1,283 @@
+"""The multi-turn search agent: `SearchAgentWorkflow.run_episode(engine, item) -> Trajectory`.
+
+One episode is one growing token sequence; earlier turns are never re-tokenised, so the
+behaviour logprobs stay aligned with the ids the trainer sees.
+
+Chat template (ChatML, as the tiny models and Qwen use)::
+
+    <|im_start|>system\\n{SYSTEM_PROMPT}<|im_end|>\\n
+    <|im_start|>user\\n{question}<|im_end|>\\n
+    <|im_start|>assistant\\n  {model turn 1} <|im_end|>           <- loss mask 1
+    \\n<|im_start|>tool\\n{observation}<|im_end|>\\n<|im_start|>assistant\\n  <- loss mask 0
+    {model turn 2} <|im_end|> ...
+
+Tag format: a turn holds one action, the first complete tag in it counts:
+`<search>query</search>`, `<open>url</open>` (or `<open>url#offset</open>` to page on),
+`<answer>text</answer>` (ends the episode). A turn without a tag, an unknown or empty tag, a
+tool that raises or runs past `tool_timeout_s`: each becomes an observation
+`error: <reason>: <detail>` for the model, counted in `info["tool_errors"]`, never a crash.
+
+Budgets: at most `max_turns` generations; the whole sequence stays within `context_tokens`
+(a turn gets `min(max_new_tokens, room left)`; an observation is cut to fit; no room left
+ends the episode as a context overflow, reward 0). Tool output (observation tokens) carries
+`loss_mask = 0`, logprob 0.0 and the version of the model token before it; model tokens keep
+the logprob and policy version the engine reported, so a weight update that interrupts a
+turn leaves two versions inside one turn.
+
+Reward: `verifiers.score_response(answer, mode=reward_mode)` on the answer tag's text, plus
+`format_reward` (<= 0.1, default 0) when an answer is given; both are in `info`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from training.api import GenerationRequest, InferenceEngine, Trajectory
+from training.workflow import answer_reward
+
+SYSTEM_PROMPT = (
+    "Answer the question. You may search the pages: write <search>words</search> or "
+    "<open>url</open>, and read the result. End with <answer>short answer</answer>.")
+NO_TOOL_PROMPT = "Answer the question with <answer>short answer</answer>."
+_TAG = re.compile(r"<(search|open|answer)>(.*?)</\1>", re.S)
+_ANY_TAG = re.compile(r"<([a-z_]+)>")
+
+
+@dataclass(frozen=True)
+class Action:
+    """A parsed turn: kind is search | open | answer | malformed; arg its text or the reason."""
+
+    kind: str
+    arg: str
+
+
+def parse_action(text: str) -> Action:
+    """The first complete tag of a turn, or why there is none.
+
+    >>> parse_action("I look. <search>river city</search>")
+    Action(kind='search', arg='river city')
+    >>> parse_action("<answer> 1934 </answer>"), parse_action("<find>x</find>").kind
+    (Action(kind='answer', arg='1934'), 'malformed')
+    """
+    m = _TAG.search(text)
+    if m is None:
+        other = _ANY_TAG.search(text)
+        why = f"unknown tag <{other.group(1)}>" if other else "no <search>, <open> or <answer> tag"
+        return Action("malformed", why)
+    arg = " ".join(m.group(2).split())
+    if not arg and m.group(1) != "answer":
+        return Action("malformed", f"empty <{m.group(1)}>")
+    return Action(m.group(1), arg)
+
+
+def format_search(hits, snippet_chars: int) -> str:
+    """One short line per hit: title | url, then its snippet (cut at `snippet_chars`)."""
+    if not hits:
+        return "no results"
+    return "\n".join(f"{h.title} | {h.url}\n{h.snippet[:snippet_chars]}" for h in hits)
+
+
+def format_page(view) -> str:
+    more = f" (more: <open>{view.url}#{view.next_offset}</open>)" if view.next_offset else ""
+    return f"{view.title} | {view.url}{more}\n{view.text}"
+
+
+@dataclass
+class _Episode:
+    """The growing sequence of one episode and its per-token bookkeeping."""
+
+    prompt: list[int]
+    ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    versions: list[int] = field(default_factory=list)
+    mask: list[int] = field(default_factory=list)
+    turns: int = 0
+    calls: Counter = field(default_factory=Counter)
+    errors: Counter = field(default_factory=Counter)
+    interruptions: int = 0
+
+    def length(self) -> int:
+        return len(self.prompt) + len(self.ids)
+
+    def add_model(self, result) -> None:
+        self.ids += result.output_ids
+        self.logprobs += result.output_logprobs
+        self.versions += result.output_versions
+        self.mask += [1] * len(result.output_ids)
+        self.interruptions += result.n_interruptions
+
+    def add_observation(self, ids: list[int]) -> None:
+        v = self.versions[-1] if self.versions else -1
+        self.ids += ids
+        self.logprobs += [0.0] * len(ids)
+        self.versions += [v] * len(ids)
+        self.mask += [0] * len(ids)
+
+
+@dataclass
+class SearchAgentWorkflow:
+    """Multi-turn episodes with `search` / `open` over `tools` (a datagen.tools.PageTools)."""
+
+    tokenizer: Any
+    tools: Any
+    max_turns: int = 4
+    context_tokens: int = 1024
+    max_new_tokens: int = 32
+    tool_timeout_s: float = 10.0
+    max_observation_tokens: int = 160
+    search_k: int = 3
+    snippet_chars: int = 160
+    temperature: float = 1.0
+    top_p: float = 1.0
+    reward_mode: str = "reward"
+    format_reward: float = 0.0
+    use_tools: bool = True
+    system_prompt: str | None = None
+    seeded: bool = True
+    _seed: Any = field(default_factory=lambda: random.Random(0))
+
+    def __post_init__(self):
+        if not 0.0 <= self.format_reward <= 0.1:
+            raise ValueError(f"agent.format_reward must be within [0, 0.1] (got {self.format_reward})")
+        self._eos = self.tokenizer.eos_token_id
+        self._eos_text = self.tokenizer.eos_token
+
+    def prompt_ids(self, question: str) -> list[int]:
+        """The system + user turns and the assistant header, through the chat template."""
+        system = self.system_prompt or (SYSTEM_PROMPT if self.use_tools else NO_TOOL_PROMPT)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
+        ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True,
+                                                 tokenize=True)
+        return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    async def run_episode(self, engine: InferenceEngine, item: Any) -> Trajectory | None:
+        ep = _Episode(self.prompt_ids(item.question))
+        t0 = time.monotonic()
+        answer, overflow, finished = None, False, True
+        for turn in range(self.max_turns):
+            room = self.context_tokens - ep.length()
+            if room < 4:
+                overflow = True
+                break
+            result = await engine.agenerate(self._request(ep, min(self.max_new_tokens, room)))
+            ep.add_model(result)
+            ep.turns += 1
+            text = self.tokenizer.decode(result.output_ids, skip_special_tokens=True)
+            action = parse_action(text)
+            if action.kind == "answer":
+                answer, finished = action.arg, result.finish_reason == "stop"
+                break
+            if turn + 1 == self.max_turns or not self.use_tools:
+                break
+            observation = await self._observe(action, ep)
+            if not self._append_observation(ep, observation, result.finish_reason == "stop"):
+                overflow = True
+                break
+        return self._trajectory(item, ep, answer, finished, overflow, time.monotonic() - t0)
+
+    def _request(self, ep: _Episode, max_new: int) -> GenerationRequest:
+        return GenerationRequest(
+            prompt_ids=ep.prompt + ep.ids, max_new_tokens=max_new, temperature=self.temperature,
+            top_p=self.top_p, seed=self._seed.randrange(2**31) if self.seeded else None)
+
+    async def _observe(self, action: Action, ep: _Episode) -> str:
+        """The tool's result as text, or `error: reason: detail` (counted by reason)."""
+        if action.kind == "malformed":
+            ep.errors["malformed"] += 1
+            return f"error: malformed: {action.arg}"
+        ep.calls[action.kind] += 1
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(self._call, action),
+                                          self.tool_timeout_s)
+        except (asyncio.TimeoutError, TimeoutError):
+            ep.errors["timeout"] += 1
+            return f"error: timeout: {action.kind} took over {self.tool_timeout_s:g} s"
+        except KeyError as exc:
+            ep.errors["not_found"] += 1
+            return f"error: not_found: {str(exc).strip(chr(39))}"
+        except Exception as exc:  # a failing tool is an observation, never a crash
+            ep.errors[f"tool_{type(exc).__name__}"] += 1
+            return f"error: tool_failed: {type(exc).__name__}: {exc}"
+
+    def _call(self, action: Action) -> str:
+        if action.kind == "search":
+            return format_search(self.tools.search(action.arg, self.search_k), self.snippet_chars)
+        url, _, offset = action.arg.partition("#")
+        return format_page(self.tools.open(url.strip(), int(offset) if offset.strip() else 0))
+
+    def _append_observation(self, ep: _Episode, text: str, closed: bool) -> bool:
+        """Tool turn + the next assistant header, cut to fit; False when nothing fits."""
+        head = self.encode(("" if closed else self._eos_text) + "\n<|im_start|>tool\n")
+        tail = self.encode(self._eos_text + "\n<|im_start|>assistant\n")
+        room = self.context_tokens - ep.length() - len(head) - len(tail) - 4
+        body = self.encode(text)[:max(0, min(self.max_observation_tokens, room))]
+        if room <= 0:
+            return False
+        ep.add_observation(head + body + tail)
+        return True
+
+    def _trajectory(self, item, ep: _Episode, answer, finished, overflow, seconds) -> Trajectory:
+        task, rule = 0.0, "no_answer"
+        if answer is not None:
+            task, rule = answer_reward(answer, item.answer, tuple(item.answer_aliases or ()),
+                                       item.question, self.reward_mode, finished=finished)
+        fmt = self.format_reward if answer is not None else 0.0
+        info = {"reward_rule": rule, "reward_task": task, "reward_format": fmt,
+                "answer": answer, "answered": answer is not None, "overflow": overflow,
+                "n_tool_calls": sum(ep.calls.values()), "n_search": ep.calls["search"],
+                "n_open": ep.calls["open"], "tool_errors": dict(ep.errors),
+                "episode_s": seconds, "n_interruptions": ep.interruptions,
+                "finish_reason": "stop" if finished else "length"}
+        return Trajectory(
+            question_id=item.question_id, prompt_ids=ep.prompt, output_ids=ep.ids,
+            output_logprobs=ep.logprobs, output_versions=ep.versions, reward=task + fmt,
+            n_turns=ep.turns, loss_mask=ep.mask, info=info,
+            text=self.tokenizer.decode(ep.ids, skip_special_tokens=False))
+
+
+def agent_metrics(trajectories: list[Trajectory], prefix: str = "agent/") -> dict[str, float]:
+    """Per-step means over finished agent episodes: turns, tool calls, answer rate, overflows,
+    search rate, reward with and without the format term, tool errors by reason (counts)."""
+    eps = [t for t in trajectories if "n_tool_calls" in t.info]
+    if not eps:
+        return {}
+    n = len(eps)
+    mean: Callable[[Callable], float] = lambda f: sum(f(t) for t in eps) / n  # noqa: E731
+    errors = Counter()
+    for t in eps:
+        errors.update(t.info["tool_errors"])
+    return {f"{prefix}turns": mean(lambda t: t.n_turns),
+            f"{prefix}tool_calls": mean(lambda t: t.info["n_tool_calls"]),
+            f"{prefix}search_rate": mean(lambda t: t.info["n_search"] > 0),
+            f"{prefix}answer_rate": mean(lambda t: t.info["answered"]),
+            f"{prefix}context_overflows": sum(t.info["overflow"] for t in eps),
+            f"{prefix}reward_task": mean(lambda t: t.info["reward_task"]),
+            f"{prefix}reward_with_format": mean(lambda t: t.reward),
+            **{f"{prefix}tool_errors/{k}": v for k, v in sorted(errors.items())}}
+
+
+def agent_workflows(cfg: Any, tokenizer: Any, wh: Any) -> tuple[SearchAgentWorkflow, ...]:
+    """(training, evaluation) agents for a TrainConfig, with the page tools over `wh`."""
+    from datagen.tools import PageTools
+
+    tools = PageTools.open(wh)
+    r, a = cfg.rollout, cfg.agent
+    common = dict(max_turns=a.max_turns, context_tokens=a.context_tokens,
+                  max_new_tokens=r.max_new_tokens, tool_timeout_s=a.tool_timeout_s,
+                  max_observation_tokens=a.max_observation_tokens, search_k=a.search_k,
+                  snippet_chars=a.snippet_chars, reward_mode=r.reward,
+                  format_reward=a.format_reward, seeded=r.inference == "hf")
+    train = SearchAgentWorkflow(tokenizer, tools, temperature=r.temperature, top_p=r.top_p,
+                                _seed=random.Random(cfg.seed), **common)
+    ev = SearchAgentWorkflow(tokenizer, tools, temperature=r.eval_temperature,
+                             _seed=random.Random(cfg.seed + 1), **common)
+    return train, ev
