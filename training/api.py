@@ -25,6 +25,7 @@ over all completion tokens of the batch. Stats are token-weighted the same way.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
@@ -65,11 +66,13 @@ class Trajectory:
     output_logprobs: list[float]     # behaviour-policy logprobs, one per output token
     output_versions: list[int]       # policy version per output token
     reward: float
-    start_version: int               # policy version when the episode was admitted
+    start_version: int = -1          # policy version when its group was admitted: set once,
+                                     # by the RolloutController (-1: not admitted by one)
     group_id: str = ""
     n_turns: int = 1
     text: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    episode_id: str = field(default_factory=lambda: uuid.uuid4().hex)   # random, unique
     loss_mask: list[int] | None = None   # per output token: 1 = the model's own token, 0 = tool
                                          # output (multi-turn agent); None = every token
 
@@ -114,3 +117,8 @@ class TrainEngine(Protocol):
 
     def load(self, path: str) -> dict[str, Any]:
         """Restore what `save` wrote; returns its `trainer_state`."""
+
+
+class TrainingFailed(RuntimeError):
+    """Training stopped on a systematic failure (the inference engine unreachable, too many
+    failed episodes in a step); the message is one line saying which. The run is `failed`."""

@@ -34,8 +34,26 @@ class DataConfig(_Strict):
     task_size: int = Field(400, ge=1)
     band_weights: dict[str, float] = Field(
         default_factory=lambda: {"easy": 1.0, "medium": 1.0, "hard": 1.0})
-    eval_size: int = Field(64, ge=1)
+    eval_size: int = Field(64, ge=1, description="evaluation questions used (at most)")
+    eval_fraction: float = Field(
+        0.05, gt=0, lt=1, description="share of train_ready held out for evaluation, chosen "
+        "by a hash of the question id (stable as questions are added)")
+    eval_where: Optional[str] = Field(None, description="SQL condition over train_ready "
+                                      "selecting the evaluation questions (instead of "
+                                      "eval_fraction)")
+    eval_file: Optional[str] = Field(None, description="JSONL of evaluation questions "
+                                     "({question, answers: [gold, aliases...]}); training "
+                                     "skips warehouse questions with the same text")
     seed: int = 0
+
+    @model_validator(mode="after")
+    def _one_eval_split(self):
+        chosen = [k for k in ("eval_fraction", "eval_where", "eval_file")
+                  if k in self.model_fields_set and getattr(self, k) is not None]
+        if len(chosen) > 1:
+            raise ValueError(f"data: set one of eval_fraction, eval_where, eval_file (got "
+                             f"{', '.join(chosen)})")
+        return self
 
 
 class RolloutConfig(_Strict):
@@ -55,15 +73,28 @@ class RolloutConfig(_Strict):
     temperature: float = Field(1.0, gt=0)
     top_p: float = Field(1.0, gt=0, le=1)
     eval_temperature: float = Field(1.0, gt=0)
-    strict_reward: bool = Field(False, description="reward only the bare answer (normalised "
-                                "exact match with the gold or an alias), and nothing for a "
-                                "response cut by max_new_tokens")
+    reward: Literal["reward", "strict", "judge"] = Field(
+        "reward", description="verifiers.score_response mode, for training and evaluation: "
+        "reward (equivalents pay, lists of candidates and padding earn 0), strict (exact "
+        "match with the gold or an alias), judge (lenient, as human raters judge)")
+    max_failed_fraction: float = Field(
+        0.5, ge=0, le=1, description="stop the run when more than this share of a step's "
+        "episodes raise (a failed episode's group is dropped and counted)")
     workflow: Literal["qa", "search"] = Field(
         "qa", description="qa: single-turn answers; search: the multi-turn search agent "
         "(training/agent.py) with search/open over the warehouse's pages, see `agent:`")
     tool_latency_median_s: float = Field(0.0, ge=0, description="simulated tool latency")
     tool_latency_sigma: float = Field(1.2, ge=0)
     vllm_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "strict_reward" in data:
+            raise ValueError("rollout.strict_reward was replaced by rollout.reward: write "
+                             "`reward: strict` for true, or remove the key for the default "
+                             "`reward: reward`")
+        return data
 
     @model_validator(mode="after")
     def _groups_fit(self):
@@ -161,7 +192,22 @@ def load_config(path: str | Path | None = None,
         data = yaml.safe_load(p.read_text()) or {}
         if not isinstance(data, dict):
             raise ValueError(f"{p}: the top level must be a mapping of config sections")
-    return TrainConfig.model_validate(_merge(data, overrides or {}))
+    from pydantic import ValidationError
+
+    try:
+        return TrainConfig.model_validate(_merge(data, overrides or {}))
+    except ValidationError as exc:  # one line per problem, the first line says it all
+        raise ValueError(_one_line(exc, path)) from None
+
+
+def _one_line(exc: Any, path: str | Path | None) -> str:
+    """'FILE: section.key: message; ...' from a pydantic ValidationError."""
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {msg}" if where and not msg.startswith(where) else msg)
+    return f"{path or 'config'}: " + "; ".join(problems)
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,14 @@ when it opened (its episodes may start later, under newer weights: the bound sta
 Groups whose rewards are all equal carry no GRPO signal and are dropped
 (counted); so are groups in which the workflow rejected an episode (returned None).
 
+An episode that raises (the reward, an inference request, a tool) fails alone: its group is
+dropped at once (running siblings cancelled) and counted as `dropped_failed/<ExceptionType>`.
+Only systematic failures stop training, with one `TrainingFailed` from `get_batch`: the
+inference engine unreachable (`engine_unreachable`, at the first such episode), or more than
+`max_failed_fraction` of a step's episodes failing (counted over the episodes that ended
+since the last batch, and never over fewer than a batch, so that a few early failures do not
+read as a majority).
+
 Admission alone does not stop a straggler from being trained more than η versions late when
 batches are filled in finish order. So batches are filled earliest-deadline-first (deadline =
 start version + η) and a batch is handed out only if every group still unconsumed can meet
@@ -34,11 +42,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
-from training.api import Trajectory
+from training.api import TrainingFailed, Trajectory
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +56,40 @@ EpisodeFn = Callable[[Any], Awaitable["Trajectory | None"]]
 
 class ItemSource(Protocol):
     def next_item(self) -> Any | None: ...      # None = no more items (for now)
+
+
+def engine_unreachable(exc: BaseException | None) -> bool:
+    """Did `exc` (or an exception it was raised from) fail to connect to the inference engine?
+
+    Such a failure is systematic (every episode will meet it), unlike an error in one
+    response.
+
+    >>> engine_unreachable(RuntimeError("boom")), engine_unreachable(ConnectionRefusedError())
+    (False, True)
+    """
+    return _connect_error(exc) is not None
+
+
+def unreachable_message(exc: BaseException) -> str:
+    """'the inference engine is unreachable (ConnectError: ... at URL)' for one-line errors."""
+    found = _connect_error(exc) or exc
+    try:
+        where = f" at {found.request.url}"     # httpx errors know their request
+    except (AttributeError, RuntimeError):
+        where = ""
+    return f"the inference engine is unreachable ({describe(found)}{where})"
+
+
+def _connect_error(exc: BaseException | None) -> BaseException | None:
+    httpx = sys.modules.get("httpx")    # only loaded where a remote engine is used
+    connect = (ConnectionError,) + ((httpx.ConnectError, httpx.ConnectTimeout) if httpx else ())
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, connect):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 @dataclass
@@ -78,7 +121,8 @@ class Batch:
 class RolloutController:
     def __init__(self, episode_fn: EpisodeFn, source: ItemSource, *, batch_size: int,
                  group_size: int, max_in_flight: int, eta: int, version: int = 0,
-                 late_groups: str = "wait"):
+                 late_groups: str = "wait", max_failed_fraction: float = 0.5,
+                 is_fatal: Callable[[BaseException], bool] = engine_unreachable):
         if batch_size % group_size:
             raise ValueError(f"batch_size {batch_size} must be a multiple of group_size "
                              f"{group_size}")
@@ -87,6 +131,8 @@ class RolloutController:
         if late_groups not in ("wait", "drop"):
             raise ValueError(f"late_groups must be 'wait' or 'drop', not {late_groups!r}")
         self.late_groups = late_groups
+        self.max_failed_fraction, self.is_fatal = max_failed_fraction, is_fatal
+        self._step_failed = self._step_ended = 0   # episodes since the last batch
         self.cancelled_episode_s = 0.0    # time spent in episodes cancelled with a late group
         self.episode_fn, self.source = episode_fn, source
         self.batch_size, self.n, self.eta = batch_size, group_size, eta
@@ -180,25 +226,65 @@ class RolloutController:
             result = await self.episode_fn(group.item)
         except asyncio.CancelledError:
             raise
-        except BaseException as exc:  # surfaced to the trainer in get_batch
-            self._error = exc
+        except Exception as exc:
             self._episodes_running -= 1
-            self._running.pop(group.seq, None)
+            self._episode_failed(group, exc)
+            self._notify()
+            return
+        except BaseException as exc:  # KeyboardInterrupt and the like: stop
+            self._error = RuntimeError(f"an episode was interrupted: {exc!r}")
+            self._error.__cause__ = exc
+            self._episodes_running -= 1
             self._notify()
             return
         self._episodes_running -= 1
-        if group.seq not in self._running:     # a sibling episode failed: group abandoned
+        self._step_ended += 1
+        if result is not None:   # the one place it is set: the group's admission version
+            result.start_version = group.start_version
+        if group.seq not in self._running:     # its group was dropped meanwhile
             return
         group.results.append(result)
         if len(group.results) == self.n:
             self._finish_group(group, group.results)
         self._notify()
 
+    def _episode_failed(self, group: _Group, exc: Exception) -> None:
+        """Drop the failed episode's group and count it; stop only on systematic failure."""
+        self.counts["episodes_failed"] += 1
+        self._step_failed += 1
+        self._step_ended += 1
+        what = describe(exc)
+        logger.warning("question %s: episode failed (%s)", _item_id(group.item), what)
+        if group.seq in self._running:
+            self._drop_group(group, f"dropped_failed/{type(exc).__name__}")
+        if self.is_fatal(exc):
+            self._stop(unreachable_message(exc), exc)
+        elif self._step_failed > self.max_failed_fraction * max(self._step_ended,
+                                                                self.batch_size):
+            self._stop(f"{self._step_failed} of {self._step_ended} episodes failed since the "
+                       f"last training step, more than rollout.max_failed_fraction = "
+                       f"{self.max_failed_fraction} (last: {what})", exc)
+
+    def _stop(self, message: str, cause: BaseException) -> None:
+        if self._error is None:
+            self._error = TrainingFailed(message)
+            self._error.__cause__ = cause
+
+    def _drop_group(self, group: _Group, reason: str) -> None:
+        """Forget an open group: cancel its other running episodes, keep its finished ones
+        as untrained rows, count `reason`."""
+        del self._running[group.seq]
+        me = asyncio.current_task()
+        for task in list(group.tasks):
+            if task is not me:
+                task.cancel()
+        self.finished.extend((t, group.item, False) for t in group.results if t is not None)
+        self.counts[reason] += 1
+
     def _finish_group(self, group: _Group, results: list[Trajectory | None]) -> None:
         del self._running[group.seq]
         trajs = [t for t in results if t is not None]
         for t in trajs:
-            t.start_version = group.start_version
             t.group_id = t.group_id or f"g{group.seq}"
         reason = None
         if len(trajs) < self.n:
@@ -249,7 +335,7 @@ class RolloutController:
             self._changed = asyncio.Event()
         while True:
             if self._error is not None:
-                raise RuntimeError("an episode failed") from self._error
+                raise self._error
             self.fill()
             chosen = self._select()
             if chosen is not None:
@@ -264,6 +350,7 @@ class RolloutController:
         self._ready = [g for g in self._ready if g.seq not in ids]
         batch_version = self.consumed
         self.consumed += 1
+        self._step_failed = self._step_ended = 0
         staleness = []
         for g in chosen:
             s = batch_version - g.start_version
@@ -284,11 +371,7 @@ class RolloutController:
             self.finished.extend((t, g.item, False) for t in g.trajectories)
             self.counts["dropped_late"] += 1
         for g in [g for g in self._running.values() if late(g)]:
-            del self._running[g.seq]
-            for task in list(g.tasks):
-                task.cancel()
-            self.finished.extend((t, g.item, False) for t in g.results if t is not None)
-            self.counts["dropped_late"] += 1
+            self._drop_group(g, "dropped_late")
         self.fill()
 
     def set_version(self, version: int) -> None:
@@ -335,3 +418,13 @@ class RolloutController:
         for t in list(self._tasks):
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: first line of the message`, for one-line logs and errors."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+def _item_id(item: Any) -> str:
+    return str(getattr(item, "question_id", item))

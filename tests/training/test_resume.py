@@ -73,10 +73,10 @@ def test_kill9_then_resume_continues_exactly(tmp_path):
 
     import warehouse
     wh = warehouse.open(wh_dir)
-    runs = wh.sql("select run_id, status, summary from runs where kind = 'train' "
+    runs = wh.sql("select run_id, status, summary, resumed_from from runs where kind = 'train' "
                   "order by started_at").to_pylist()
     first, second = runs[0], runs[-1]
-    assert second["status"] == "succeeded"
+    assert second["status"] == "succeeded" and second["resumed_from"] == first["run_id"]
     summary = json.loads(second["summary"])
     assert summary["staleness_trained_total"] == 8 * 8               # counters carried over
     assert summary["groups_accepted"] >= 8 * 2

