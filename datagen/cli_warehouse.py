@@ -71,7 +71,9 @@ def export(
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Export the training set: the train_ready questions (all checks passed, with a band)
-    joined with their question rows (hops, evidence, sources, composer)."""
+    joined with their question rows (hops, evidence, sources and their licences, composer),
+    with a dataset card (OUT_DIR/README.md: counts per band and hops, how it was built,
+    licences and source domains)."""
     from warehouse.export import export as run_export
     res = run_export(warehouse, out_dir, fmt=fmt.value, where=where, layout=layout.value,
                      overwrite=overwrite, as_of=as_of)

@@ -4,9 +4,11 @@ or the verl/SkyRL Parquet layout.
 What is exported: the rows of the `train_ready` view (questions whose latest verdict for
 every check is `pass` and that have a band) joined with their latest `questions` row, so
 each row carries the question, answer, aliases, band and pass rate plus hops, actions,
-evidence, source URLs, parent, composer, backend and run id. `--where` filters on those
-columns (e.g. `band = 'hard' and hops >= 2`) and goes through the same read-only checks
-as `datagen query`. The export is written to a temporary folder next to OUT_DIR and
+evidence, source URLs, parent, composer, backend and run id, and the licences of its source
+pages (`source_licenses`, one per source URL, "unknown" when the page declared none; `license`,
+those joined). `--where` filters on those columns (e.g. `band = 'hard' and hops >= 2`) and
+goes through the same read-only checks as `datagen query`. A dataset card (README.md,
+warehouse/card.py) goes with every export. The export is written to a temporary folder next to OUT_DIR and
 renamed into place, so OUT_DIR never holds half an export.
 """
 
@@ -22,6 +24,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from warehouse import errors
+from warehouse.card import make_card, render
 from warehouse.query import check_read_only, execute, open_read_only
 
 log = logging.getLogger(__name__)
@@ -29,8 +32,10 @@ log = logging.getLogger(__name__)
 FORMATS = ("parquet", "jsonl", "hf")
 LAYOUTS = ("plain", "verl")
 DATA_SOURCE = "hardqa"
+CARD = "README.md"  # the dataset card (warehouse/card.py), written with every export
 
 EXPORT_SQL = """
+WITH e AS (
 SELECT t.question_id, t.question, t.answer, t.answer_aliases, t.band, t.pass_rate,
        q.hops, q.actions, q.evidence, q.source_urls, q.parent_id, q.composer, q.backend,
        q.run_id, t.created_at
@@ -38,6 +43,20 @@ FROM train_ready t
 JOIN (SELECT * FROM questions
       QUALIFY row_number() OVER (PARTITION BY question_id ORDER BY created_at DESC) = 1) q
   USING (question_id)
+), lic AS (
+SELECT url, arg_max(license, fetched_at) AS license FROM pages GROUP BY url
+), src AS (
+SELECT u.question_id, list(coalesce(nullif(lic.license, ''), 'unknown') ORDER BY u.pos)
+         AS source_licenses
+FROM (SELECT question_id, unnest(source_urls) AS url,
+             generate_subscripts(source_urls, 1) AS pos FROM e) u
+LEFT JOIN lic USING (url) GROUP BY u.question_id
+)
+SELECT e.*, coalesce(src.source_licenses, []::VARCHAR[]) AS source_licenses,
+       CASE WHEN src.source_licenses IS NULL THEN 'unknown'
+            ELSE array_to_string(list_sort(list_distinct(src.source_licenses)), '; ')
+       END AS license
+FROM e LEFT JOIN src USING (question_id)
 """
 
 
@@ -68,16 +87,19 @@ def export(path: str | Path | None, out_dir: str | Path, fmt: str = "parquet",
     try:
         table = execute(wh, sql)
         snapshot = wh.current_snapshot() if as_of is None else as_of
+        card = make_card(wh, table, snapshot=snapshot, fmt=fmt, layout=layout, where=where)
     finally:
         wh.close()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
         files = _write(table, tmp, fmt, layout)
+        (tmp / CARD).write_text(render(card, files), encoding="utf-8")
         manifest = {"format": fmt, "layout": layout, "rows": table.num_rows, "where": where,
-                    "snapshot": snapshot, "files": files, "source": "train_ready"}
+                    "snapshot": snapshot, "files": files + [CARD], "source": "train_ready",
+                    "card": card.as_dict()}
         if fmt != "hf":  # load_from_disk wants only its own files in the folder
-            (tmp / "export.json").write_text(json.dumps(manifest, indent=2))
+            (tmp / "export.json").write_text(json.dumps(manifest, indent=2, default=str))
         if out_dir.exists():
             shutil.rmtree(out_dir)
         tmp.replace(out_dir)
@@ -85,7 +107,7 @@ def export(path: str | Path | None, out_dir: str | Path, fmt: str = "parquet",
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     log.info("exported %d rows to %s", table.num_rows, out_dir)
-    return ExportResult(out_dir, table.num_rows, tuple(files), snapshot)
+    return ExportResult(out_dir, table.num_rows, (*files, CARD), snapshot)
 
 
 def _check_args(out_dir: Path, fmt: str, layout: str, overwrite: bool) -> None:
@@ -133,7 +155,8 @@ VERL_SCHEMA = pa.schema([
     ("extra_info", pa.struct([
         ("index", pa.int64()), ("question_id", pa.string()), ("answer_aliases", pa.list_(pa.string())),
         ("band", pa.string()), ("pass_rate", pa.float64()), ("hops", pa.int32()),
-        ("source_urls", pa.list_(pa.string())),
+        ("source_urls", pa.list_(pa.string())), ("source_licenses", pa.list_(pa.string())),
+        ("license", pa.string()),
     ])),
 ])
 
@@ -151,6 +174,8 @@ def to_verl(table: pa.Table) -> pa.Table:
             "extra_info": {"index": i, "question_id": r["question_id"],
                            "answer_aliases": r["answer_aliases"] or [], "band": r["band"],
                            "pass_rate": r["pass_rate"], "hops": r["hops"],
-                           "source_urls": r["source_urls"] or []},
+                           "source_urls": r["source_urls"] or [],
+                           "source_licenses": r["source_licenses"] or [],
+                           "license": r["license"]},
         })
     return pa.Table.from_pylist(rows, schema=VERL_SCHEMA)
