@@ -16,13 +16,25 @@
     reasons from `verdicts` joined to `questions`. query_p50_ms is the slowest of the three p50s.
 (d) cold start of `datagen query --help` (median of 5 fresh processes), beside a bare
     `python -c pass` for scale.
+(e) memory of the trainer's data path, each run in a fresh subprocess: a StreamReader reads
+    half an epoch with band mixing, saves its cursor, a new reader restores it, 100 new
+    questions are committed, the epoch is read to its end, then the evaluation query (64
+    items of a 5 % hash split). Peak RSS (VmHWM) above the post-import baseline, at N and 4N
+    questions (250 k / 1 M; --quick 50 k / 200 k; range_rows N/4, see DATA_PATH_SIZES), for
+    the new path (key-range reader,
+    `reader.select_items`) and, as the baseline, the reader of commit BASELINE_COMMIT with
+    the eval query through `Warehouse.sql` and its in-memory train_ready copy.
+    reader_mem_ratio = new path's peak at 4N / at N (goal <= 1.3); *_before: the baseline's.
 
 Last line: RESULT warehouse commit_ratio=… stream_ratio=… query_p50_ms=… cli_cold_s=…
+    reader_mem_ratio=… reader_mem_ratio_before=…
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import warnings
 import statistics
 import subprocess
@@ -179,7 +191,8 @@ def bench_queries(tmp: Path, n: int, reps: int) -> dict:
     t = time.perf_counter()
     build(tmp / "c", n).close()
     build_s = time.perf_counter() - t
-    wh = warehouse.open(tmp / "c", read_only=True)
+    # an interactive process (dashboard, notebook): plain train_ready queries from the copy
+    wh = warehouse.open(tmp / "c", read_only=True, train_ready_copy=True)
     assert wh.count("questions") == n
     p50, first = {}, {}
     for name, sql in QUERIES.items():
@@ -214,11 +227,99 @@ def bench_cli() -> dict:
             "python_s": _cold([sys.executable, "-c", "pass"])}
 
 
+# ---- (e) memory of the trainer's data path ---------------------------------------------------
+
+# (N, the reader's range_rows): N is four key ranges and 4N sixteen, in both modes. Memory is
+# bounded by range_rows only once a warehouse holds more than one range (below that the
+# reader evaluates the view directly, as before, and its memory is that of ≤ range_rows
+# questions); the ratio is measured where the bound applies. The reader's default,
+# RANGE_ROWS = 262,144, keeps (b)'s 100-200 k warehouses in one range.
+DATA_PATH_SIZES = {False: (250_000, 65_536), True: (50_000, 16_384)}
+BASELINE_COMMIT = "535d2a0"  # the last commit with the in-memory reader (served-id cursor)
+EVAL_COND = "substr(md5(question_id), 1, 8) < '0ccccccc'"
+DATA_PATH_CHILD = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+path, kind, baseline_dir, cond, range_rows = sys.argv[2:7]
+kw = {} if kind == "before" else {"range_rows": int(range_rows)}
+import numpy as np, pyarrow as pa, duckdb, warehouse
+from tests.warehouse.helpers import add_ready
+if kind == "before":
+    sys.path.insert(0, baseline_dir)
+    from reader_before import StreamReader
+else:
+    from warehouse.reader import StreamReader, select_items
+
+def rss(field):
+    return int(open("/proc/self/status").read().split(field + ":")[1].split()[0]) * 1024
+
+base = rss("VmRSS")
+t0 = time.perf_counter()
+weights = {"easy": 1.0, "medium": 2.0, "hard": 2.0, "too_easy": 0.5, "too_hard": 0.5}
+r = StreamReader(path, weights, seed=0, refresh_s=0.0, max_epochs=1, **kw)
+total = sum(r.remaining().values())
+served = len(r.next_batch(total // 2))
+state = json.dumps(r.state_dict())
+r.close()
+r = StreamReader(path, weights, seed=0, refresh_s=0.0, max_epochs=1, **kw)
+r.load_state_dict(json.loads(state))
+with warehouse.open(path, create=False) as wh:
+    add_ready(wh, [f"{kind}-new-{i}" for i in range(100)], band_of=lambda i: "medium")
+while batch := r.next_batch(1024):
+    served += len(batch)
+r.close()
+sql = ("select question_id, question, answer, answer_aliases, band, pass_rate from train_ready "
+       f"where {cond} order by md5(question_id) limit 64")
+if kind == "before":
+    with warehouse.open(path, read_only=True, train_ready_copy=True) as wh:
+        n_eval = wh.sql(sql).num_rows
+else:
+    n_eval = len(select_items(path, cond, "md5(question_id)", 64, **kw))
+print(json.dumps({"peak_mb": (rss("VmHWM") - base) / 2**20, "served": served, "eval": n_eval,
+                  "cursor_bytes": len(state), "s": time.perf_counter() - t0}))
+"""
+
+
+def _baseline_reader(tmp: Path) -> Path:
+    """The reader before issue 20, from git, importable as `reader_before`."""
+    src = subprocess.run(["git", "-C", str(REPO), "show", f"{BASELINE_COMMIT}:warehouse/reader.py"],
+                         check=True, capture_output=True, text=True).stdout
+    (tmp / "reader_before.py").write_text(src)
+    return tmp
+
+
+def bench_data_path(tmp: Path, n: int, range_rows: int) -> dict:
+    """Peak RSS above baseline of the data path, new and before, at n and 4n questions."""
+    base_dir = _baseline_reader(tmp)
+    out: dict = {}
+    for size in (n, 4 * n):
+        build(tmp / f"e{size}", size).close()
+        for kind in ("new", "before"):
+            proc = subprocess.run([sys.executable, "-c", DATA_PATH_CHILD, str(REPO),
+                                   str(tmp / f"e{size}"), kind, str(base_dir), EVAL_COND,
+                                   str(range_rows)],
+                                  capture_output=True, text=True, cwd=REPO)
+            if proc.returncode:
+                raise RuntimeError(f"data-path child ({kind}, {size}) failed:\n{proc.stderr}")
+            out[(kind, size)] = json.loads(proc.stdout.strip().splitlines()[-1])
+            r = out[(kind, size)]
+            print(f"(e) memory   {kind:6s} {size:>9,} questions: peak {r['peak_mb']:7.1f} MB above "
+                  f"baseline, {r['served']:,} served, {r['eval']} eval items, cursor "
+                  f"{r['cursor_bytes']:,} B, {r['s']:.1f} s", flush=True)
+        shutil.rmtree(tmp / f"e{size}")
+    ratio = {k: out[(k, 4 * n)]["peak_mb"] / max(out[(k, n)]["peak_mb"], 1e-9)
+             for k in ("new", "before")}
+    return {"ratio": ratio["new"], "ratio_before": ratio["before"], "runs": out}
+
+
 def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=DeprecationWarning)  # fetch_record_batch, named by the issue
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes, same code paths")
+    ap.add_argument("--only", choices=("stream", "memory"), help="run one part (b or e) only")
     args = ap.parse_args(argv)
+    if args.only:
+        return _only(args.only, args.quick)
     q = args.quick
     with tempfile.TemporaryDirectory(prefix="bench_wh_") as d:
         tmp = Path(d)
@@ -233,11 +334,28 @@ def main(argv: list[str] | None = None) -> int:
         for name, ms in c["p50_ms"].items():
             print(f"(c) query    {name:<28} p50 {ms:8.1f} ms  first {c['first_ms'][name]:8.1f} ms  "
                   f"(goal < 100 ms; 1,000,000 questions, built in {c['build_s']:.0f} s)", flush=True)
+        e = bench_data_path(tmp, *DATA_PATH_SIZES[q])
+        print(f"(e) memory   reader_mem_ratio {e['ratio']:.2f} (4N/N, goal <= 1.3)   before "
+              f"{e['ratio_before']:.2f}", flush=True)
     dd = bench_cli()
     print(f"(d) cold     datagen query --help {dd['cli_s']:.2f} s   (python -c pass {dd['python_s']:.2f} s;"
           " goal < 1.5 s)")
     print(f"RESULT warehouse commit_ratio={a['ratio']:.3f} stream_ratio={b['ratio']:.3f} "
-          f"query_p50_ms={c['max_p50_ms']:.1f} cli_cold_s={dd['cli_s']:.3f}")
+          f"query_p50_ms={c['max_p50_ms']:.1f} cli_cold_s={dd['cli_s']:.3f} "
+          f"reader_mem_ratio={e['ratio']:.3f} reader_mem_ratio_before={e['ratio_before']:.3f}")
+    return 0
+
+
+def _only(part: str, quick: bool) -> int:
+    """One part alone, for iterating on the reader (no RESULT line)."""
+    with tempfile.TemporaryDirectory(prefix="bench_wh_") as d:
+        if part == "stream":
+            b = bench_stream(Path(d), 100_000 if quick else 200_000)
+            print(f"(b) stream_ratio {b['ratio']:.3f} (reader {b['reader_rows_s']:,.0f} rows/s, "
+                  f"bare {b['bare_rows_s']:,.0f} rows/s)")
+        else:
+            e = bench_data_path(Path(d), *DATA_PATH_SIZES[quick])
+            print(f"(e) reader_mem_ratio {e['ratio']:.3f} before {e['ratio_before']:.3f}")
     return 0
 
 

@@ -6,7 +6,9 @@
     errors.py    user-facing errors
     query.py     read-only SQL for people and scripts (`datagen query`)
     export.py    Parquet / JSONL / HF datasets / verl exports (`datagen export`)
-    reader.py    the trainer's streaming reader (StreamReader, TrainItem)
+    reader.py    the trainer's streaming reader (StreamReader, TrainItem, select_items)
+    ranges.py    train_ready one key range at a time (the reader's bounded memory)
+    runs.py      run lineage helpers: redaction, code version, process liveness
     maintain.py  compaction, snapshot expiry, file cleanup (`datagen maintain`)
     migrate.py   additive schema migrations on a writable open
 """

@@ -68,8 +68,9 @@ def arrow_to_sql_type(t: pa.DataType) -> str:
     raise TypeError(f"no SQL type for Arrow type {t}")
 
 
-def connect():
-    """A fresh in-memory DuckDB with the DuckLake and SQLite extensions loaded.
+def connect(location: "WarehouseLocation | None" = None):
+    """A fresh in-memory DuckDB with the DuckLake and SQLite extensions loaded (and those
+    `location` needs: postgres for its catalog, httpfs for object storage).
 
     Extensions come from the `duckdb-extension-*` PyPI packages (installed into DuckDB's
     extension folder on first use), never from the network. `allow_unsigned_extensions`
@@ -83,6 +84,11 @@ def connect():
     con.execute("SET TimeZone='UTC'")
     con.execute("SET enable_progress_bar = false")  # a library prints nothing on its own
     load_extensions(con, ("ducklake", "sqlite"))
+    if location is not None and location.catalog.startswith("postgres"):
+        load_extensions(con, ("postgres",))
+    if location is not None and location.data_path.startswith(
+            ("s3://", "gs://", "gcs://", "r2://", "az://", "abfss://")):
+        load_extensions(con, ("httpfs",))
     return con
 
 
@@ -133,19 +139,17 @@ class Warehouse:
     """An open warehouse. Use `warehouse.open(path)` to get one."""
 
     def __init__(self, location: WarehouseLocation, read_only: bool = False,
-                 snapshot: int | None = None, max_retries: int = 30):
+                 snapshot: int | None = None, max_retries: int = 30,
+                 train_ready_copy: bool = False):
         import duckdb
         self.location = location
+        self.train_ready_copy = train_ready_copy
         self.root = location.root
         self.read_only = read_only
         self.snapshot = snapshot
         self.max_retries = max_retries
         self._train_ready_snapshot: int | None = None
-        self.con = connect()
-        if location.catalog.startswith("postgres"):
-            load_extensions(self.con, ("postgres",))
-        if location.data_path.startswith(("s3://", "gs://", "gcs://", "r2://", "az://", "abfss://")):
-            load_extensions(self.con, ("httpfs",))
+        self.con = connect(location)
         try:
             self.con.execute(location.attach_sql(read_only=read_only, snapshot=snapshot))
         except duckdb.Error as exc:
@@ -321,13 +325,15 @@ class Warehouse:
     def sql(self, query: str, params: Sequence[Any] | None = None) -> pa.Table:
         """Run trusted SQL (tables are reachable as plain names) and return Arrow.
 
-        A query that reads nothing but a plain `train_ready` is served from a copy
-        materialised once per snapshot that changed the view's inputs (snapshots are
-        immutable, so the copy is exact). Queries that also read other tables evaluate the
-        view in the same statement, so they always see one snapshot.
+        With `train_ready_copy` (opt-in, for long-lived interactive processes: a dashboard,
+        a notebook), a query that reads nothing but a plain `train_ready` is served from an
+        in-memory copy materialised once per snapshot that changed the view's inputs
+        (snapshots are immutable, so the copy is exact); the copy holds the whole view, so
+        the trainer never turns it on. Otherwise, and for queries that also read other
+        tables, the view is evaluated in the statement, so it always sees one snapshot.
         """
         self.con.execute(f"USE {LAKE}")
-        if self._reads_only_train_ready(query):
+        if self.train_ready_copy and self._reads_only_train_ready(query):
             self._refresh_train_ready_copy()
             self.con.execute(f"SET search_path = '{_COPIES}.main,{LAKE}.main'")
         else:

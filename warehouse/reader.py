@@ -1,26 +1,38 @@
-"""The trainer's streaming reader over `train_ready` (DESIGN.md §3).
+"""The trainer's streaming reader over `train_ready` (DESIGN.md §3), flat in memory.
 
     reader = StreamReader(wh_path, band_weights={"easy": 1, "medium": 2, "hard": 2}, seed=0)
     for item in reader: ...                 # TrainItem, forever (or max_epochs)
     batch = reader.next_batch(64)
-    state = reader.state_dict()             # JSON-serialisable; save with the checkpoint
+    state = reader.state_dict()             # a few hundred bytes of JSON, whatever the table
     reader.load_state_dict(state)           # in a new process: continues where it stopped
 
 How it samples:
-- Within an epoch every row of `train_ready` (that passes `where` and whose band has a
-  positive weight) is served exactly once. Each draw first picks a band with probability
-  proportional to its weight among the bands that still have rows this epoch (a band that
-  runs out gives its share to the others), then the next row of that band.
-- The order inside a band is a pseudo-random permutation fixed by (seed, epoch,
-  question_id), so a restored cursor (epoch, the ids already served, the RNG state)
-  continues with exactly the rows and order the uninterrupted reader would have produced.
-- New rows committed to the warehouse join the current epoch: the reader re-reads
-  `train_ready` when the warehouse has a new snapshot and `refresh_s` has passed, and
-  always before ending an epoch. A row whose band changed moves to its new band; a row
-  that left `train_ready` (e.g. failed a re-check) is no longer served.
+- Every row has a key, hash(question_id, salt) with the salt fixed by (seed, epoch): a
+  pseudo-random order, new each epoch. Within an epoch every row of `train_ready` (that
+  passes `where` and whose band has a positive weight) is served exactly once, each band
+  in key order.
+- Each draw picks a band with probability proportional to its weight among the bands that
+  still have rows this epoch (a band that runs out gives its share to the others). Draw i
+  of an epoch uses its own uniform number, a hash of (seed, epoch, i), so the stream does
+  not depend on how it is cut into batches.
+- The cursor is the epoch, the number of draws, and per band the key of the last row
+  served. Restored in a new process, it continues with exactly the items the
+  uninterrupted reader would have produced.
 
-Rows are held in memory as one Arrow table (a refresh is one scan of the view), which is
-what makes the reader about as fast as a bare scan; budget ~0.5 KB per question.
+New commits: the reader checks for a new snapshot that touched questions, verdicts or
+difficulty every `refresh_s` seconds and always before ending an epoch, and then re-reads.
+A row committed during an epoch JOINS THAT EPOCH IF ITS KEY IS AHEAD OF ITS BAND'S CURSOR
+(not yet reached), and otherwise waits for the next epoch: a row committed half-way
+through an epoch has an even chance of each. A row that left `train_ready` (e.g. failed a
+re-check) is no longer served. A row whose band changed is served in its new band's order,
+so within that epoch it may be served twice or not at all (the cursor keeps no per-row
+state; that is what keeps it small).
+
+Memory: nothing grows with the table. Each (re)read evaluates the view one key range of at
+most `range_rows` questions at a time into Arrow files in a temporary folder, one per
+(range, band) in key order (warehouse/ranges.py; removed on close); a band holds the rows
+of one range at a time. Disk: one copy of the served columns. A (re)read happens at the
+first draw, on each new epoch, and when commits touched train_ready's inputs.
 Not thread-safe: use one reader per consumer.
 """
 
@@ -35,17 +47,16 @@ from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
-from warehouse.core import LAKE, Warehouse
+from warehouse import ranges
+from warehouse.core import Warehouse
 from warehouse.store import open as open_warehouse
 from warehouse.schema import BANDS
 
 log = logging.getLogger(__name__)
 
-STATE_VERSION = 1
-COLUMNS = ("question_id", "question", "answer", "answer_aliases", "band", "pass_rate")
+STATE_VERSION = 2
+COLUMNS = ranges.COLUMNS
 
 
 class TrainItem(NamedTuple):
@@ -63,25 +74,41 @@ class TrainItem(NamedTuple):
 _MAKE_ITEM = functools.partial(tuple.__new__, TrainItem)
 
 
+class _Band:
+    """One band's loaded rows (one key range's, after the cursor) and the next range."""
+
+    def __init__(self) -> None:
+        self.items: list[TrainItem] = []
+        self.keys = np.empty(0, np.uint64)
+        self.pos = 0
+        self.next_range = 0
+
+    def room(self) -> int:
+        return len(self.items) - self.pos
+
+
 class StreamReader:
-    """Band-mixed sampling without replacement over `train_ready`, with a restorable cursor."""
+    """Band-mixed sampling without replacement over `train_ready`, with a small cursor."""
 
     def __init__(self, source: str | Path | Warehouse | None, band_weights: dict[str, float],
                  seed: int = 0, where: str | None = None, refresh_s: float = 30.0,
-                 max_epochs: int | None = None):
+                 max_epochs: int | None = None, *, range_rows: int = ranges.RANGE_ROWS,
+                 scratch_dir: str | Path | None = None):
         self.band_weights = _check_weights(band_weights)
         self.seed = int(seed)
         self.where = where
         self.refresh_s = refresh_s
         self.max_epochs = max_epochs
+        self.range_rows = int(range_rows)
         self._owns = not isinstance(source, Warehouse)
         self._wh = open_warehouse(source, create=False, read_only=True) if self._owns else source
+        self._bands = [b for b, w in self.band_weights.items() if w > 0]
+        self._scratch = ranges.Scratch(self._wh.location, scratch_dir, self._wh.snapshot)
         self.epoch = 0
-        self._served: set[str] = set()
-        self._rng = np.random.default_rng(self.seed)
-        self._snapshot: int | None = None
-        self._loaded_at = 0.0
-        self._refresh()
+        self._draws = 0
+        self._cursor = {b: -1 for b in self._bands}
+        self.rebuilds = 0  # how often train_ready was re-read (tests, logs)
+        self._built = False  # built on first use, so a load_state_dict right after is free
 
     # ---- public API ------------------------------------------------------------------
 
@@ -98,6 +125,7 @@ class StreamReader:
         Returns fewer than n (possibly none) only when `train_ready` has no rows for the
         weighted bands, or when `max_epochs` is reached."""
         out: list[TrainItem] = []
+        self._ensure_built()
         self._maybe_refresh()
         while len(out) < n:
             out.extend(self._draw(n - len(out)))
@@ -107,25 +135,31 @@ class StreamReader:
 
     def state_dict(self) -> dict[str, Any]:
         return {"version": STATE_VERSION, "epoch": self.epoch, "seed": self.seed,
-                "served": sorted(self._served), "rng": self._rng.bit_generator.state,
+                "draws": self._draws, "cursor": dict(self._cursor),
                 "band_weights": dict(self.band_weights), "where": self.where}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state.get("version") != STATE_VERSION:
             raise ValueError(f"reader state version {state.get('version')} is not "
                              f"{STATE_VERSION}; it was saved by another version of the reader")
-        self.epoch = int(state["epoch"])
-        self.seed = int(state["seed"])
-        self._served = set(state["served"])
-        self._rng = np.random.default_rng(self.seed)
-        self._rng.bit_generator.state = state["rng"]
-        self._rebuild()
+        self.epoch, self.seed = int(state["epoch"]), int(state["seed"])
+        self._draws = int(state["draws"])
+        self._cursor = {b: int(state["cursor"].get(b, -1)) for b in self._bands}
+        self._built = False
 
     def remaining(self) -> dict[str, int]:
         """Rows left in the current epoch, per band."""
-        return {b: len(order) - self._pos[b] for b, order in self._order.items()}
+        self._ensure_built()
+        return dict(self._left)
+
+    def key(self, question_id: str) -> int:
+        """The row's key in this epoch's order (compare with state_dict()['cursor'])."""
+        salt = ranges.salt_of(self.seed, self.epoch)
+        return int(self._scratch.con.execute(f"SELECT {ranges.key_sql(salt, '?::VARCHAR')}",
+                                             [question_id]).fetchall()[0][0])
 
     def close(self) -> None:
+        self._scratch.close()
         if self._owns:
             self._wh.close()
 
@@ -137,110 +171,118 @@ class StreamReader:
 
     # ---- loading ---------------------------------------------------------------------
 
+    def _ensure_built(self) -> None:
+        if not self._built:
+            self._build()
+
     def _maybe_refresh(self) -> None:
         if time.monotonic() - self._loaded_at >= self.refresh_s:
             self._refresh()
 
-    def _refresh(self, force: bool = False) -> None:
-        """Re-read train_ready when the warehouse has a new snapshot (or when forced)."""
+    def _refresh(self) -> None:
+        """Re-read train_ready when a commit since the last read touched its inputs."""
         self._loaded_at = time.monotonic()
         snap = self._wh.current_snapshot()
-        if not force and not self._wh.changed_since(self._snapshot, upto=snap):
-            self._snapshot = snap
-            return
+        if self._wh.changed_since(self._snapshot, upto=snap):
+            self._build(snap)
         self._snapshot = snap
-        bands = [b for b, w in self.band_weights.items() if w > 0]
-        sql = (f"SELECT {', '.join(COLUMNS)}, hash(question_id) AS _h "
-               f"FROM {LAKE}.train_ready WHERE band IN ({', '.join('?' * len(bands))})")
-        if self.where:
-            sql += f" AND ({self.where})"
-        rows: list[TrainItem] = []
-        ids, band_col, hashes = [], [], []
-        with _no_gc():
-            # Convert each batch while DuckDB's threads produce the next one.
-            for rb in self._wh.con.execute(sql, bands).to_arrow_reader(8192):
-                cols = [rb.column(i).to_pylist() for i in range(len(COLUMNS))]
-                cols[3] = [tuple(a) if a else () for a in cols[3]]  # answer_aliases
-                rows.extend(map(_MAKE_ITEM, zip(*cols)))
-                ids.append(rb.column(0))
-                band_col.append(rb.column(4))
-                hashes.append(rb.column(len(COLUMNS)).to_numpy())
-        self._rows = rows
-        self._ids = pa.chunked_array(ids, pa.string())
-        self._bands = pa.chunked_array(band_col, pa.string())
-        self._hashes = np.concatenate(hashes).astype(np.uint64) if hashes else np.empty(0, np.uint64)
-        self._rebuild()
 
-    def _rebuild(self) -> None:
-        """Per band: the rows not yet served this epoch, in this epoch's priority order."""
-        keep = np.ones(len(self._rows), dtype=bool)
-        if self._served:
-            served = pa.array(list(self._served), pa.string())
-            keep = ~pc.is_in(self._ids, value_set=served).to_numpy(zero_copy_only=False)
-        prio = _mix(self._hashes, self.seed, self.epoch)
-        self._order, self._pos = {}, {}
-        for b in self.band_weights:
-            if self.band_weights[b] > 0:
-                in_band = pc.equal(self._bands, b).to_numpy(zero_copy_only=False)
-                idx = np.flatnonzero(in_band & keep)
-                self._order[b] = idx[np.argsort(prio[idx], kind="stable")]
-                self._pos[b] = 0
+    def _build(self, snap: int | None = None) -> None:
+        """Rebuild the scratch copy for this epoch's order; bands restart at their cursor."""
+        self._snapshot = self._wh.snapshot if self._wh.snapshot is not None else (
+            snap if snap is not None else self._wh.current_snapshot())
+        self._loaded_at = time.monotonic()
+        with _no_gc():
+            self._scratch.build(self._snapshot, ranges.salt_of(self.seed, self.epoch),
+                                self._bands, self.where, _to_items, self.range_rows)
+        self._left = {b: self._scratch.left(b, self._cursor[b]) for b in self._bands}
+        self._loaded = {b: _Band() for b in self._bands}
+        self._built = True
+        self.rebuilds += 1
+
+    def _fill(self, band: str) -> None:
+        """Load the band's rows of its next key range that has rows after its cursor."""
+        st, cursor = self._loaded[band], self._cursor[band]
+        while st.room() == 0 and st.next_range < self._scratch.n_ranges:
+            with _no_gc():
+                got = self._scratch.read(st.next_range, band, _to_items)
+            st.next_range += 1
+            if got is None:
+                continue
+            items, keys = got
+            start = int(np.searchsorted(keys, np.uint64(cursor), side="right")) if cursor >= 0 else 0
+            st.items, st.keys, st.pos = items[start:], keys[start:], 0
+        if st.room() == 0:
+            self._left[band] = 0  # (never expected: the counts come from the same rows)
 
     def _next_epoch(self) -> bool:
         """Start the next epoch if this one is really over; False when nothing is left."""
-        self._refresh()  # rows committed since the last read join this epoch
-        if any(self.remaining().values()):
+        self._refresh()  # rows committed ahead of the cursors join this epoch
+        if any(self._left.values()):
             return True
         if self.max_epochs is not None and self.epoch + 1 >= self.max_epochs:
             return False
-        if not self._served:  # nothing to serve at all
+        if self._draws == 0:  # nothing to serve at all
             return False
         self.epoch += 1
-        self._served.clear()
-        self._rebuild()
-        return any(self.remaining().values())
+        self._draws = 0
+        self._cursor = {b: -1 for b in self._bands}
+        self._build()
+        return any(self._left.values())
 
     # ---- sampling --------------------------------------------------------------------
 
     def _draw(self, n: int) -> list[TrainItem]:
-        """Draw up to n rows of this epoch.
+        """Draw up to n rows of this epoch, refilling a band's rows when they run out."""
+        out: list[TrainItem] = []
+        while len(out) < n:
+            for b in self._bands:
+                if self._left[b] and not self._loaded[b].room():
+                    self._fill(b)
+            live = [b for b in self._bands if self._left[b]]
+            if not live:
+                break
+            out.extend(self._draw_loaded(live, min(n - len(out), sum(self._left.values()))))
+        return out
 
-        One uniform number per served row picks its band, and no number is drawn that is
-        not used, so the stream does not depend on how it is cut into batches (which is
-        what lets a restored cursor continue exactly)."""
-        k = min(n, sum(self.remaining().values()))
-        u = self._rng.random(k)
-        picks = np.empty(k, dtype=np.int64)
-        i = 0
-        while i < k:
-            bands = [b for b in self._order if self._pos[b] < len(self._order[b])]
-            w = np.array([self.band_weights[b] for b in bands])
-            cum = np.cumsum(w) / w.sum()
-            choice = np.minimum(np.searchsorted(cum, u[i:], side="right"), len(bands) - 1)
-            end = len(choice)
-            for j, b in enumerate(bands):  # stop where a band runs out; remap the rest
-                hits = np.flatnonzero(choice == j)
-                room = len(self._order[b]) - self._pos[b]
-                if len(hits) > room:
-                    end = min(end, int(hits[room]))
-            for j, b in enumerate(bands):
-                hits = np.flatnonzero(choice[:end] == j)
-                picks[i + hits] = self._order[b][self._pos[b]:self._pos[b] + len(hits)]
-                self._pos[b] += len(hits)
-            i += end
-        return self._items(picks.tolist())
+    def _draw_loaded(self, live: list[str], k: int) -> list[TrainItem]:
+        """Up to k draws among `live` bands, stopping where a band's loaded rows run out."""
+        u = ranges.uniforms(self.seed, self.epoch, self._draws, k)
+        w = np.array([self.band_weights[b] for b in live])
+        choice = np.minimum(np.searchsorted(np.cumsum(w) / w.sum(), u, side="right"),
+                            len(live) - 1)
+        end = k
+        for j, b in enumerate(live):
+            hits = np.flatnonzero(choice == j)
+            room = self._loaded[b].room()
+            if len(hits) > room:
+                end = min(end, int(hits[room]))
+        picks: list[Any] = [None] * end
+        for j, b in enumerate(live):
+            hits = np.flatnonzero(choice[:end] == j).tolist()
+            if not hits:
+                continue
+            st = self._loaded[b]
+            for h, item in zip(hits, st.items[st.pos:st.pos + len(hits)]):
+                picks[h] = item
+            st.pos += len(hits)
+            self._cursor[b] = int(st.keys[st.pos - 1])
+            self._left[b] -= len(hits)
+        self._draws += end
+        return picks
 
-    def _items(self, picks: list[int]) -> list[TrainItem]:
-        rows = self._rows
-        items = [rows[i] for i in picks]
-        self._served.update([it[0] for it in items])
-        return items
+
+def _to_items(batch: Any) -> list[TrainItem]:
+    """TrainItems from an Arrow batch or table whose first columns are COLUMNS."""
+    cols = [batch.column(i).to_pylist() for i in range(len(COLUMNS))]
+    cols[3] = [tuple(a) if a else () for a in cols[3]]  # answer_aliases
+    return list(map(_MAKE_ITEM, zip(*cols)))
 
 
 @contextlib.contextmanager
 def _no_gc() -> Iterator[None]:
-    """Pause the cyclic GC while building millions of acyclic tuples: otherwise it rescans
-    the growing heap again and again (the objects made here hold no reference cycles)."""
+    """Pause the cyclic GC while building many acyclic tuples: otherwise it rescans the
+    growing heap again and again (the objects made here hold no reference cycles)."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -250,8 +292,27 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
+def select_items(source: str | Path | Warehouse, where: str | None = None,
+                 order: str = "question_id", limit: int = 64,
+                 range_rows: int = ranges.RANGE_ROWS) -> tuple[TrainItem, ...]:
+    """The first `limit` train_ready rows by `order` among those satisfying `where` (both SQL
+    over train_ready's columns): the trainer's evaluation items. Evaluated one key range at
+    a time, so memory stays bounded (a query through `Warehouse.sql` would aggregate the
+    whole view at once)."""
+    wh = source if isinstance(source, Warehouse) else open_warehouse(
+        source, create=False, read_only=True)
+    try:
+        rows = ranges.select_items(wh.location, where, order, limit, wh.snapshot, range_rows)
+    finally:
+        if wh is not source:
+            wh.close()
+    return tuple(TrainItem(r["question_id"], r["question"], r["answer"],
+                           tuple(r["answer_aliases"] or ()), r["band"], r["pass_rate"])
+                 for r in rows)
+
+
 def _mix(h: np.ndarray, seed: int, epoch: int) -> np.ndarray:
-    """splitmix64 of (row hash ^ salt): an independent pseudo-random order per seed and epoch."""
+    """splitmix64 of (value ^ salt): an independent pseudo-random stream per seed and epoch."""
     salt = np.uint64((seed * 0x9E3779B97F4A7C15 + epoch * 0xBF58476D1CE4E5B9) % (1 << 64))
     with np.errstate(over="ignore"):
         z = h ^ salt

@@ -50,13 +50,15 @@ def _read_marker(root: Path) -> dict[str, Any]:
 
 def open(path: str | os.PathLike | None = None, *, create: bool = True, read_only: bool = False,
          snapshot: int | None = None, catalog: str | None = None,
-         data_path: str | None = None) -> Warehouse:
+         data_path: str | None = None, train_ready_copy: bool = False) -> Warehouse:
     """Open (and by default create) the warehouse at `path`.
 
     `catalog` and `data_path` are only used when creating: a team passes e.g.
     ``catalog="postgres:dbname=lake host=db"`` and ``data_path="s3://bucket/lake/"``;
     both are remembered in the marker file. Environment: DATAGEN_CATALOG, DATAGEN_DATA_PATH.
     `snapshot` opens the warehouse as of that DuckLake snapshot (read-only).
+    `train_ready_copy`: serve plain train_ready queries from an in-memory copy (see
+    Warehouse.sql; for interactive processes, never the trainer).
     """
     root = Path(path).expanduser() if path is not None else default_warehouse_path()
     if not (root / MARKER).exists():
@@ -68,9 +70,11 @@ def open(path: str | os.PathLike | None = None, *, create: bool = True, read_onl
         wh = _create(root, catalog or os.environ.get("DATAGEN_CATALOG"),
                      data_path or os.environ.get("DATAGEN_DATA_PATH"))
         if wh is not None:
+            wh.train_ready_copy = train_ready_copy
             return wh
     loc = locate(root)
-    wh = Warehouse(loc, read_only=read_only or snapshot is not None, snapshot=snapshot)
+    wh = Warehouse(loc, read_only=read_only or snapshot is not None, snapshot=snapshot,
+                   train_ready_copy=train_ready_copy)
     try:
         wh.ensure_schema()  # writable: additive migrations; read-only: refuse an old schema
     except Exception:

@@ -67,14 +67,20 @@ def test_same_seed_same_stream_other_seed_other_stream(shared_ready_wh):
     assert ids(7) == ids(7) and ids(7) != ids(8)
 
 
-def test_newly_committed_rows_join_the_current_epoch(ready_wh):
+def test_new_rows_ahead_of_the_cursor_join_this_epoch_the_others_the_next(ready_wh):
+    new = [f"new{i}" for i in range(30)]
     with warehouse.open(ready_wh) as wh:
-        reader = StreamReader(wh, EVEN, seed=0, refresh_s=0.0, max_epochs=1)
+        reader = StreamReader(wh, EVEN, seed=0, refresh_s=0.0, max_epochs=2)
         first = reader.next_batch(30)
-        add_ready(wh, ["new1", "new2", "new3"], band_of=lambda i: "hard")
-        rest = list(reader)
-    ids = [i.question_id for i in first + rest]
-    assert sorted(ids) == sorted(ALL | {"new1", "new2", "new3"})
+        cursor = reader.state_dict()["cursor"]["hard"]
+        ahead = {q for q in new if reader.key(q) > cursor}
+        add_ready(wh, new, band_of=lambda i: "hard")
+        epoch0 = first + reader.next_batch(60 - 30 + len(ahead))
+        assert reader.epoch == 0 and reader.remaining() == {"easy": 0, "medium": 0, "hard": 0}
+        epoch1 = list(reader)
+    assert 0 < len(ahead) < len(new)  # both cases happen at this seed
+    assert Counter(i.question_id for i in epoch0) == Counter(ALL | ahead)
+    assert Counter(i.question_id for i in epoch1) == Counter(ALL | set(new))
 
 
 def test_rows_that_leave_train_ready_are_dropped(ready_wh):
@@ -121,22 +127,42 @@ def test_state_dict_is_json_and_version_checked(shared_ready_wh):
     with StreamReader(shared_ready_wh, EVEN, seed=0) as r:
         r.next_batch(5)
         state = json.loads(json.dumps(r.state_dict()))
-        assert len(state["served"]) == 5
+        assert state["draws"] == 5 and set(state["cursor"]) == set(EVEN)
         with pytest.raises(ValueError, match="version"):
             r.load_state_dict({**state, "version": 99})
+
+
+def test_cursor_size_does_not_grow_with_the_table(tmp_path):
+    sizes = {}
+    for n in (60, 2400):
+        with warehouse.open(tmp_path / f"wh{n}") as wh:
+            add_ready(wh, [f"q{i:05d}" for i in range(n)], band_of=lambda i: "easy")
+            with StreamReader(wh, EVEN, seed=0, range_rows=500) as r:
+                assert len(r.next_batch(n // 2)) == n // 2
+                sizes[n] = len(json.dumps(r.state_dict()))
+    assert max(sizes.values()) < 1024 and abs(sizes[60] - sizes[2400]) <= 8, sizes
+
+
+def test_small_ranges_serve_the_same_stream(shared_ready_wh):
+    def stream(**kw):
+        with StreamReader(shared_ready_wh, {"easy": 1, "hard": 3}, seed=5, max_epochs=2,
+                          **kw) as r:
+            return [i.question_id for i in r]
+    assert stream(range_rows=7) == stream()
 
 
 def test_trainer_commits_to_rollouts_do_not_trigger_a_rescan(ready_wh):
     from warehouse.schema import RolloutRecord
     with warehouse.open(ready_wh) as wh:
         reader = StreamReader(wh, EVEN, seed=0, refresh_s=0.0)
-        rows = reader._rows
+        reader.next_batch(1)
+        builds = reader.rebuilds
         wh.append([RolloutRecord(question_id="q001", policy_version=1, reward=1.0)] * 20)
         reader.next_batch(5)
-        assert reader._rows is rows  # no reload for a rollouts-only commit
+        assert reader.rebuilds == builds  # no re-read for a rollouts-only commit
         add_ready(wh, ["fresh"], band_of=lambda i: "easy")
         reader.next_batch(5)
-        assert reader._rows is not rows and any(r.question_id == "fresh" for r in reader._rows)
+        assert reader.rebuilds == builds + 1
 
 
 def test_empty_warehouse_yields_nothing_and_does_not_spin(wh_path):
@@ -156,3 +182,17 @@ def test_a_reader_between_refreshes_never_blocks_writers(ready_wh):
             reader.next_batch(2)           # refreshes: snapshot and change checks
             wh.append([RolloutRecord(question_id="q001", policy_version=i, reward=1.0)])
         assert wh.count("rollouts") == 5
+
+
+@pytest.mark.parametrize("where, order", [
+    ("band <> 'easy'", "md5(question_id)"),
+    ("substr(md5(question_id), 1, 1) < '8'", "question_id DESC"),
+])
+def test_select_items_by_key_ranges_equals_the_view_query(shared_ready_wh, where, order):
+    from warehouse.reader import select_items
+    with warehouse.open(shared_ready_wh, read_only=True) as wh:
+        want = wh.sql(f"select question_id from train_ready where {where} "
+                      f"order by {order} limit 7").column(0).to_pylist()
+        got = select_items(wh, where, order, limit=7, range_rows=5)
+    assert [i.question_id for i in got] == want and len(want) == 7
+    assert all(isinstance(i, TrainItem) and i.answer == f"ans-{i.question_id}" for i in got)

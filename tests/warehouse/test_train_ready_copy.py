@@ -1,4 +1,5 @@
-"""The per-snapshot copy of train_ready that `Warehouse.sql` serves plain train_ready queries from."""
+"""The per-snapshot copy of train_ready that `Warehouse.sql` serves plain train_ready queries from
+(opt-in: `train_ready_copy=True`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ def _ready_count(wh) -> int:
 
 
 def test_copy_follows_commits_from_another_connection(tmp_path):
-    writer = warehouse.open(tmp_path / "w")
-    reader = warehouse.open(tmp_path / "w", read_only=True)
+    writer = warehouse.open(tmp_path / "w", train_ready_copy=True)
+    reader = warehouse.open(tmp_path / "w", read_only=True, train_ready_copy=True)
     assert _ready_count(reader) == 0
     add_ready(writer, ["a", "b"])
     assert _ready_count(reader) == 2
@@ -24,7 +25,7 @@ def test_copy_follows_commits_from_another_connection(tmp_path):
 
 
 def test_commits_that_do_not_touch_inputs_keep_the_copy(tmp_path):
-    wh = warehouse.open(tmp_path / "w")
+    wh = warehouse.open(tmp_path / "w", train_ready_copy=True)
     add_ready(wh, ["a"])
     assert _ready_count(wh) == 1
     built_at = wh._train_ready_snapshot
@@ -37,10 +38,18 @@ def test_commits_that_do_not_touch_inputs_keep_the_copy(tmp_path):
 
 
 def test_queries_mixing_tables_evaluate_the_view_in_one_statement(tmp_path):
-    wh = warehouse.open(tmp_path / "w")
+    wh = warehouse.open(tmp_path / "w", train_ready_copy=True)
     add_ready(wh, ["a", "b"])
     assert _ready_count(wh) == 2  # builds the copy
     add_ready(wh, ["c"])
     row = wh.sql("select (select count(*) from questions) q, "
                  "(select count(*) from train_ready) r").to_pylist()[0]
     assert row == {"q": 3, "r": 3}
+
+
+def test_no_copy_unless_asked(tmp_path):
+    wh = warehouse.open(tmp_path / "w")
+    add_ready(wh, ["a", "b"])
+    assert _ready_count(wh) == 2
+    attached = {r[0] for r in wh.con.execute("select database_name from duckdb_databases()").fetchall()}
+    assert "view_copies" not in attached and wh._train_ready_snapshot is None
