@@ -19,6 +19,7 @@ _NP_BREAK = re.compile(r",\s|\s(?:that|which|who|whose|where|although|but)\s")
 _NOUN_CUT = re.compile(r"\s(?:in|of|from|for|that|which|who|whose|with|by|based|located|"
                        r"known|best|and|at|on|published|founded|directed|written|"
                        r"released|born)\s|,|\s\(")
+_NOUN_CUT_NO_AND = re.compile(_NOUN_CUT.pattern.replace("best|and|at", "best|at"))
 PAREN_DATES = re.compile(rf"\((?:born\s+)?(?P<a>{DATE})(?:\s*[–-]\s*(?P<b>{DATE}))?\)")
 PAREN_BORN = re.compile(rf"\(born\s+(?P<a>{DATE})\)")
 YEAR_VERBS = {"founded": "founded_year", "established": "founded_year",
@@ -61,7 +62,9 @@ def lead(sentence: str, title: str) -> tuple[str, str, str] | None:
         return None
     np = _shorten(re.sub(r"^(?:a|an|the)\s+", "", m.group("np")).strip().rstrip("."))
     head = _NOUN_CUT.split(" " + np + " ", maxsplit=1)[0].strip()
-    if not head or len(head.split()) > 6:
+    if " " not in head and head[:1].isupper():  # 'Hungarian' of 'Hungarian and Austrian
+        head = _NOUN_CUT_NO_AND.split(" " + np + " ", maxsplit=1)[0].strip()  # director
+    if not head or len(head.split()) > 8:
         return None
     return np, head, m.group("verb")
 
