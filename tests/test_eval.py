@@ -1,0 +1,126 @@
+"""`datagen eval`: scores, avg@k / pass@k, question sets, the scripted policies on in-memory
+pages, and the HotpotQA environment (oracle, random, no-tool baseline) with the real CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from datagen.tools import PageTools
+from training.evaluate import (Attempt, EvalQuestion, OraclePolicy, RandomPolicy,
+                               load_questions_jsonl, run_eval, score_attempt, summarize,
+                               write_hotpotqa_questions)
+
+PAGES = {"http://w/a": ("Varo Bridge", "The Varo Bridge crosses the Kesto. It opened in 1934 "
+                        "after six years of work."),
+         "http://w/b": ("Kesto", "The Kesto is a river of 6,960 metres. Its source is Lake Ila.")}
+Q = [EvalQuestion("q1", "When did the bridge over the Kesto open?", ("1934",), "easy", 2,
+                  ("Varo Bridge", "Kesto")),
+     EvalQuestion("q2", "How long is the Kesto?", ("6,960 metres", "6960 m"), "hard", 1,
+                  ("Kesto",))]
+
+
+@pytest.mark.parametrize("answer,em,f1,judge,reward", [
+    ("1934", 1, 1, 1, 1), ("in 1934", 0, 2 / 3, 1, 1), ("1933", 0, 0, 0, 0),
+    (None, 0, 0, 0, 0)])
+def test_scores(answer, em, f1, judge, reward):
+    got = score_attempt(Attempt(answer), EvalQuestion("q", "When did it open?", ("1934",)))
+    assert got == pytest.approx({"em": em, "f1": f1, "judge": judge, "reward": reward})
+
+
+def test_avg_and_pass_at_k_by_group():
+    rows = [{"question_id": q, "band": b, "hops": 2, "reward": r, "em": r, "f1": r, "judge": r,
+             "turns": 2, "tool_calls": 1, "answer": "x"}
+            for q, b, r in [("a", "easy", 1), ("a", "easy", 0), ("b", "hard", 0), ("b", "hard", 0)]]
+    s = summarize(rows, 2)
+    assert (s["all"]["reward_avg@2"], s["all"]["reward_pass@2"]) == (0.25, 0.5)
+    assert s["by_band"]["easy"]["reward_pass@2"] == 1.0 and s["by_band"]["hard"]["em_avg@2"] == 0
+    assert s["by_hops"]["2"]["questions"] == 2
+
+
+def test_questions_jsonl(tmp_path):
+    f = tmp_path / "q.jsonl"
+    f.write_text('{"id": "x", "question": "Q?", "answers": ["A", "a1"]}\n\n'
+                 '{"question": "R?", "answer": "B", "answer_aliases": ["b"], "hops": 3}\n')
+    qs = load_questions_jsonl(f)
+    assert [(q.question_id, q.answers, q.hops) for q in qs] == [("x", ("A", "a1"), 0),
+                                                               ("3", ("B", "b"), 3)]
+    f.write_text('{"question": "Q?"}\n')
+    with pytest.raises(ValueError, match=":1: a question needs"):
+        load_questions_jsonl(f)
+
+
+def test_oracle_finds_answers_with_open_and_random_does_not():
+    tools = PageTools.from_pages(PAGES)
+    rows = asyncio.run(run_eval(Q, OraclePolicy(tools), k=1))
+    assert [r["answer"] for r in rows] == ["1934", "6,960 metres"]
+    assert all(r["reward"] == 1.0 and r["tool_calls"] >= 2 for r in rows)
+    # the oracle's answer is text it opened: without the supporting titles it has nothing
+    blind = [EvalQuestion(q.question_id, q.question, q.answers) for q in Q]
+    assert all(r["answer"] is None for r in asyncio.run(run_eval(blind, OraclePolicy(tools))))
+    rand = asyncio.run(run_eval(Q, RandomPolicy(tools, seed=1), k=8))
+    assert sum(r["reward"] for r in rand) / len(rand) <= 0.25 and rand[0]["tool_calls"] == 3
+
+
+@pytest.fixture(scope="module")
+def hotpotqa_env(tmp_path_factory):
+    """The HotpotQA train-100 corpus as a crawled site, and its questions as eval JSONL."""
+    from datagen import sites
+    from datagen.cli import main
+    from tests.conftest import SHARED_DATA
+
+    corpus = SHARED_DATA / "corpus"
+    if not corpus.is_dir():
+        pytest.skip(f"needs the shared reference data at {SHARED_DATA} (absent)")
+    base = tmp_path_factory.mktemp("hotpotqa")
+    site = sites.write_hotpotqa_site(corpus / "hotpotqa_train100_corpus.json", base / "site")
+    assert main(["crawl", str(site), "--warehouse", str(base / "wh")]) == 0
+    q = write_hotpotqa_questions(corpus / "hotpotqa_train100_with_context.json", base / "q.jsonl")
+    return base / "wh", q
+
+
+@pytest.mark.shared_data
+@pytest.mark.integration
+def test_hotpotqa_oracle_random_and_no_tool_baseline(hotpotqa_env, tmp_path, capsys):
+    """The CLI with the oracle; random and the no-tool baseline (a tiny random checkpoint,
+    through the inference engine) through the same library calls the CLI makes."""
+    import warehouse
+    from datagen.cli import main
+    from datagen.cli_eval import _checkpoint
+    from training.models import build_tiny_model
+
+    wh_root, q = hotpotqa_env
+    assert main(["eval", "--questions", str(q), "-w", str(wh_root), "--policy", "oracle",
+                 "--out", str(tmp_path / "oracle"), "--format", "json"]) == 0
+    oracle = json.loads(capsys.readouterr().out)
+    verbatim = oracle["by_answer_in_support"]["True"]
+    assert verbatim["questions"] >= 80 and verbatim["reward_avg@1"] >= 0.9
+    rows = [json.loads(x) for x in (tmp_path / "oracle" / "trajectories.jsonl").open()]
+    assert {"question_id", "turns", "tool_calls", "answer", "reward", "em", "f1"} <= set(rows[0])
+
+    questions = load_questions_jsonl(q)
+    wh = warehouse.open(wh_root, read_only=True)
+    try:
+        tools = PageTools.open(wh)
+        rand = summarize(asyncio.run(run_eval(questions, RandomPolicy(tools))), 1)
+        model = build_tiny_model(tmp_path / "tiny", hidden=64, heads=2, kv_heads=1,
+                                 intermediate=128, layers=1)
+        policy, close = _checkpoint(model, tools, True, 4, 1.0, 0)
+        try:
+            notool = summarize(asyncio.run(run_eval(questions[:6], policy)), 1)
+        finally:
+            close()
+    finally:
+        wh.close()
+    print("oracle", oracle["all"], "random", rand["all"], "no-tool", notool["all"])
+    assert rand["all"]["reward_avg@1"] <= 0.05 and rand["all"]["tool_calls"] == 3
+    assert (notool["all"]["tool_calls"], notool["all"]["turns"]) == (0, 1)
+
+
+def test_eval_user_mistakes(tmp_path, capsys):
+    from datagen.cli import main
+
+    assert main(["eval", "--policy", "oracle", "-w", str(tmp_path / "none")]) != 0
+    assert "one of --questions" in capsys.readouterr().err
