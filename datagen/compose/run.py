@@ -160,7 +160,7 @@ def _compose(wh, cfg: ComposeConfig, backend, summary: ComposeSummary, progress)
         records = _batch(batch, cfg, backend, validator, composer, summary, existing,
                          composed_parents)
         if records:
-            wh.append(records)
+            wh.append(records, run_id=summary.run_id)  # lineage: the run that made each row
         existing.update(r.question_id for r in records)
         summary.seeds_done += len(batch)
         summary.elapsed_s = time.perf_counter() - t0
