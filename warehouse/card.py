@@ -67,7 +67,19 @@ def make_card(wh, table: pa.Table, *, snapshot: int, fmt: str, layout: str,
         [ids]).to_pylist()}) if ids else []
     card.decontamination = _decontamination(card.checks, verify_runs)
     card.builds = _builds(wh, card.compose + card.band + verify_runs)
+    if not card.compose:  # questions written without their run id: the builds' compose runs
+        card.compose = _children(wh, [b["run_id"] for b in card.builds], "compose")
     return card
+
+
+def _children(wh, parents: list[str], kind: str) -> list[dict[str, Any]]:
+    """Runs of `kind` under `parents` (directly, or under a stage run of theirs)."""
+    if not parents:
+        return []
+    rows = wh.sql("select run_id from runs where kind = ? and (parent_run_id in (select "
+                  "unnest(?)) or parent_run_id in (select run_id from runs where parent_run_id "
+                  "in (select unnest(?))))", [kind, parents, parents]).to_pylist()
+    return _runs(wh, _distinct(r["run_id"] for r in rows))
 
 
 def _builds(wh, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -192,19 +204,8 @@ def _build_lines(card: Card) -> list[str]:
                      f"code version `{b['code_version']}`; seeds: "
                      f"{', '.join(cfg.get('seeds') or []) or 'the built-in demo world'}"
                      f"; seed {cfg.get('seed')}")
-    for r in card.compose:
-        cfg = r["config"]
-        model = f", model `{cfg.get('model')}` at `{cfg.get('endpoint')}`" if cfg.get("model") else ""
-        lines.append(f"- compose run `{r['run_id']}`: backend `{cfg.get('backend', '?')}`{model}, "
-                     f"hops {cfg.get('hops_min', '?')}–{cfg.get('hops_max', '?')}, "
-                     f"seed {cfg.get('seed', '?')}, code version `{r['code_version']}`")
-    for r in card.band:
-        cfg = r["config"]
-        model = f", model `{cfg.get('model')}`" if cfg.get("model") else ""
-        lines.append(f"- band run `{r['run_id']}`: solver `{cfg.get('solver_name') or cfg.get('solver', '?')}`"
-                     f"{model}, thresholds (lower pass-rate edges of hard, medium, easy, too_easy) "
-                     f"{cfg.get('thresholds', '?')}, max k {cfg.get('max_k', '?')}, confidence "
-                     f"{cfg.get('confidence', '?')}")
+    lines += _grouped("compose", card.compose, _compose_text)
+    lines += _grouped("band", card.band, _band_text)
     lines.append(f"- checks that judged these rows: {', '.join(card.checks) or 'none recorded'}")
     lines.append(f"- decontamination: **{card.decontamination}**")
     if card.builds:
@@ -212,6 +213,34 @@ def _build_lines(card: Card) -> list[str]:
                   json.dumps(card.builds[-1]["config"], indent=2, sort_keys=True, default=str),
                   "```", "", "</details>"]
     return lines + [""]
+
+
+def _grouped(kind: str, runs: list[dict[str, Any]], describe) -> list[str]:
+    """One line per distinct setting; its runs listed (a stage on Dask runs in shards)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in runs:
+        groups.setdefault(describe(r), []).append(r)
+    out = []
+    for text, rs in groups.items():
+        ids = ", ".join(f"`{r['run_id']}`" for r in rs)
+        out.append(f"- {kind} run{'s' if len(rs) > 1 else ''} {ids}: {text}")
+    return out
+
+
+def _compose_text(r: dict[str, Any]) -> str:
+    cfg = r["config"]
+    model = f", model `{cfg.get('model')}` at `{cfg.get('endpoint')}`" if cfg.get("model") else ""
+    return (f"backend `{cfg.get('backend', '?')}`{model}, hops {cfg.get('hops_min', '?')}–"
+            f"{cfg.get('hops_max', '?')}, seed {cfg.get('seed', '?')}, code version "
+            f"`{r['code_version']}`")
+
+
+def _band_text(r: dict[str, Any]) -> str:
+    cfg = r["config"]
+    model = f", model `{cfg.get('model')}`" if cfg.get("model") else ""
+    return (f"solver `{cfg.get('solver_name') or cfg.get('solver', '?')}`{model}, thresholds "
+            f"(lower pass-rate edges of hard, medium, easy, too_easy) {cfg.get('thresholds', '?')}"
+            f", max k {cfg.get('max_k', '?')}, confidence {cfg.get('confidence', '?')}")
 
 
 def parse_counts(text: str, title: str) -> dict[str, int]:
