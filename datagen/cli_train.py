@@ -7,7 +7,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from datagen.cli_common import WarehouseOpt, add_command, is_tty, stderr_console, user_errors
+from datagen.cli_common import (
+    WarehouseOpt, add_command, fail, is_tty, stderr_console, user_errors,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -41,9 +43,13 @@ def train(
     cfg = load_config(config)
     out = run_dir or Path("runs") / config.stem
     console = stderr_console()
-    with _progress(console, cfg.steps) as advance:
-        summary = run_train(cfg, out, warehouse=warehouse or cfg.data.warehouse,
-                            resume=resume, on_step=advance)
+    from training.api import TrainingFailed
+    try:
+        with _progress(console, cfg.steps) as advance:
+            summary = run_train(cfg, out, warehouse=warehouse or cfg.data.warehouse,
+                                resume=resume, on_step=advance)
+    except TrainingFailed as exc:  # systematic failure: the run is marked failed, say why
+        raise fail(str(exc), 1) from None
     _print_summary(summary, out)
 
 
