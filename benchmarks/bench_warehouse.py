@@ -258,7 +258,9 @@ t0 = time.perf_counter()
 weights = {"easy": 1.0, "medium": 2.0, "hard": 2.0, "too_easy": 0.5, "too_hard": 0.5}
 r = StreamReader(path, weights, seed=0, refresh_s=0.0, max_epochs=1, **kw)
 total = sum(r.remaining().values())
-served = len(r.next_batch(total // 2))
+served = 0
+while served < total // 2:  # as a trainer reads: batch by batch, nothing kept
+    served += len(r.next_batch(min(1024, total // 2 - served)))
 state = json.dumps(r.state_dict())
 r.close()
 r = StreamReader(path, weights, seed=0, refresh_s=0.0, max_epochs=1, **kw)

@@ -170,11 +170,11 @@ def warm_start(p: Parts, cfg: TrainConfig) -> dict:
     from training.loss import sft_loss_fn
     from training.tasks import task_questions, warm_start_pairs
 
-    if not cfg.data.task:
-        raise ValueError("warm_start.steps > 0 needs data.task (a built-in task supplies the "
-                         "format examples); set warm_start.steps: 0 for warehouse questions")
-    questions = task_questions(cfg.data.task, cfg.data.task_size, "train", cfg.data.seed)
-    pairs = warm_start_pairs(questions, cfg.seed, cfg.warm_start.answers == "true")
+    if cfg.data.task:
+        questions = task_questions(cfg.data.task, cfg.data.task_size, "train", cfg.data.seed)
+        pairs = warm_start_pairs(questions, cfg.seed, cfg.warm_start.answers == "true")
+    else:
+        pairs = warehouse_pairs(p, cfg)
     rng = random.Random(cfg.seed)
     eos = p.tokenizer.eos_token_id
     stats: dict = {}
@@ -190,6 +190,25 @@ def warm_start(p: Parts, cfg: TrainConfig) -> dict:
     finally:
         p.train_engine.set_lr(None)
     return stats
+
+
+def warehouse_pairs(p: Parts, cfg: TrainConfig) -> list[tuple[str, str]]:
+    """(question, gold answer) of training-split questions in the streamed bands: a supervised
+    head start on the warehouse's own questions (never an evaluation one), so that RL on a
+    tiny random model sees groups with signal at all."""
+    from warehouse.reader import select_items
+
+    if cfg.warm_start.answers != "true":
+        raise ValueError("warm_start on warehouse questions needs warm_start.answers: true "
+                         "(random answers teach a built-in task's format only)")
+    bands = ", ".join(f"'{b}'" for b, w in cfg.data.band_weights.items() if w > 0)
+    where = f"({p.split.train_where or 'true'}) AND band IN ({bands or 'NULL'})"
+    limit = cfg.warm_start.batch_size * cfg.warm_start.steps
+    pairs = [(i.question, i.answer) for i in select_items(p.wh, where, "md5(question_id)", limit)]
+    if not pairs:
+        raise ValueError("warm_start: no training-split question of train_ready in the bands "
+                         "of data.band_weights")
+    return pairs
 
 
 def rollout_records(entries, trained: bool, run_id: str) -> list:

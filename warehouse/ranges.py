@@ -64,6 +64,9 @@ class Pinned:
                  snapshot: int | None = None):
         self.location = location
         self.con = connect(location)
+        # DuckDB would keep the Parquet bytes it read in its buffer pool (up to its memory
+        # limit): memory that grows with the warehouse, for data this instance reads once.
+        self.con.execute("SET enable_external_file_cache = false")
         self.con.execute(location.attach_sql(read_only=True, snapshot=snapshot))
         self.dir = Path(tempfile.mkdtemp(prefix="hardqa-reader-", dir=parent))
 
