@@ -55,6 +55,9 @@ def run_stage(stage: str, root: str, cfg: BuildConfig, build_run_id: str) -> Sta
     extra = {"demo": demo} if stage == "crawl" else {}
     with _warehouse(root) as wh:
         key = stage_key(stage, root, {**stage_cfg, "demo": demo}, input_snapshot(wh, stage))
+    if cfg.runner == "dask":  # shards on the workers (flows/runner.py)
+        from flows.runner import run_sharded
+        return run_sharded(stage, root, stage_cfg, build_run_id, key, extra)
     t0 = time.perf_counter()
     task_fn = TASKS[stage]
     result = task_fn(root, stage_cfg, build_run_id, key, **extra)
@@ -103,8 +106,11 @@ def build_flow(warehouse: str, config: dict[str, Any]) -> BuildResult:
     build_run_id = _start_build(warehouse, cfg)
     out = BuildResult(build_run_id)
     try:
-        for stage, stage_flow in STAGE_FLOWS.items():
-            out.stages[stage] = stage_flow(warehouse, config, build_run_id)
+        from flows.runner import cluster, with_runner
+        with cluster(cfg) as address:  # None unless runner: dask
+            for stage, stage_flow in STAGE_FLOWS.items():
+                out.stages[stage] = with_runner(stage_flow, address)(warehouse, config,
+                                                                     build_run_id)
         with _warehouse(warehouse) as wh:
             out.report = build_report(wh, cfg, out)
             out.markdown = publish(out)

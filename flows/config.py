@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -88,6 +88,11 @@ class BuildConfig(BaseModel):
     verify: VerifyConfig = Field(default_factory=VerifyConfig)
     band: dict[str, Any] = Field(default_factory=dict, description="BandConfig fields")
     model: EndpointSpec = Field(default_factory=EndpointSpec)
+    runner: Literal["default", "dask"] = Field("default", description="where tasks run: the "
+                                               "flow's process, or Dask workers (flows/runner.py)")
+    dask_address: str | None = Field(None, description="an existing Dask scheduler, e.g. "
+                                     "tcp://10.0.0.5:8786; none: a local cluster per build")
+    dask_workers: int = Field(2, ge=1, description="worker processes of the local cluster")
 
     @model_validator(mode="after")
     def _stages(self) -> "BuildConfig":

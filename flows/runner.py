@@ -1,0 +1,280 @@
+"""Where the build's tasks run: in the flow's own process (`runner: default`), or as tasks on
+Dask workers through Prefect's Dask task runner (`runner: dask`).
+
+On Dask, the stages that parallelise are cut into shards, one Prefect task each, and the
+shards run on the workers at the same time:
+
+    crawl    by host (seeds grouped by host; the crawl stays on its seeds' hosts)
+    compose  by seed batch (batch j goes to shard j mod n), when run_compose takes `shard`
+    verify   by question batch (ids split into n contiguous ranges)
+    band     by question batch (the same)
+
+A shard is the stage's own entry point on a subset (`run_verify(where=…)`,
+`BandConfig.where`, `CrawlConfig.seeds`): it opens the warehouse itself and its rows land
+through the warehouse's atomic commits (a busy catalog is retried there), with its own
+`runs` row whose parent is the stage's run; the stage's run (in the flow's process) names
+the build as its parent, counts the shards' rows and lists the workers that ran them.
+A stage with one shard (the demo crawl: one host) runs its usual task on a worker.
+
+The scheduler is `dask_address` (a team's running cluster) or, by default, a local cluster
+of `dask_workers` processes started for the build and closed after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import time
+from typing import Any, Iterator
+from urllib.parse import urlparse
+
+from prefect import task
+
+from flows.config import config_hash
+from flows.stages import TASK_OPTS, StageResult, _warehouse, rows_of, rows_present
+
+SHARDS_PER_THREAD = 1  # one shard per worker thread: each verify shard loads the sentence embedder
+
+
+@contextlib.contextmanager
+def cluster(cfg) -> Iterator[str | None]:
+    """The scheduler address the build's stage flows submit to (None: default runner)."""
+    if cfg.runner != "dask":
+        yield None
+        return
+    if cfg.dask_address:
+        yield cfg.dask_address
+        return
+    import logging
+
+    import dask
+    from distributed import LocalCluster
+    # Workers must be allowed children: the demo crawl serves its site from a subprocess.
+    # The scheduler runs in this process: its INFO lines are not the build's output.
+    log = logging.getLogger("distributed")
+    level = log.level
+    log.setLevel(logging.WARNING)
+    try:
+        with dask.config.set({"distributed.worker.daemon": False}), LocalCluster(
+                n_workers=cfg.dask_workers, threads_per_worker=1, processes=True,
+                dashboard_address=None, silence_logs=logging.WARNING,
+                env=worker_env()) as local:
+            yield local.scheduler_address
+    finally:
+        log.setLevel(level)
+
+
+def worker_env() -> dict[str, str]:
+    """What the local workers need from the flow's process: its Prefect API (the ephemeral
+    one this build started, else each worker would start its own) and its log level."""
+    import logging
+
+    from prefect import get_client
+    with get_client(sync_client=True) as client:
+        url = str(client.api_url)
+    level = logging.getLevelName(logging.getLogger("prefect").getEffectiveLevel())
+    return {"PREFECT_API_URL": url, "PREFECT_LOGGING_LEVEL": str(level),
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+
+
+def with_runner(stage_flow, address: str | None):
+    """`stage_flow` with the Dask task runner on `address` (unchanged without one)."""
+    if address is None:
+        return stage_flow
+    from prefect_dask import DaskTaskRunner
+    return stage_flow.with_options(task_runner=DaskTaskRunner(address=address))
+
+
+def worker_id() -> str:
+    """host:pid of the process a task runs in (the proof of where it ran)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+# ---- planning ---------------------------------------------------------------------------
+
+def plan(stage: str, root: str, cfg: dict[str, Any], demo: Any, n: int) -> list[dict[str, Any]]:
+    """The shards of one stage: each a dict of what narrows the stage to its part."""
+    if stage == "crawl":
+        return [] if demo is not None else _by_host(cfg.get("seeds") or [])
+    if stage == "compose":
+        return [] if cfg.get("max_questions") or not compose_shards_supported() else [
+            {"shard": [i, n]} for i in range(n)]
+    with _warehouse(root) as wh:
+        ids = _verify_ids(wh) if stage == "verify" else _band_ids(wh, cfg)
+    size = -(-len(ids) // n) if ids else 0
+    return [{"ids": ids[i:i + size]} for i in range(0, len(ids), size)] if size else []
+
+
+def _by_host(seeds: list[str]) -> list[dict[str, Any]]:
+    groups: dict[str, list[str]] = {}
+    for s in seeds:
+        groups.setdefault(urlparse(s).netloc if "://" in s else "", []).append(s)
+    return [{"seeds": g} for _, g in sorted(groups.items())]
+
+
+def _verify_ids(wh) -> list[str]:
+    return [r["question_id"] for r in wh.sql(
+        "select distinct question_id from questions order by 1").to_pylist()]
+
+
+def _band_ids(wh, cfg: dict[str, Any]) -> list[str]:
+    from difficulty import BandConfig
+    from difficulty.run import load_items
+    items, _ = load_items(wh, BandConfig(**{**cfg, "plot": False}))
+    return [it.question.question_id for it in items]
+
+
+def compose_shards_supported() -> bool:
+    """run_compose takes `shard=(index, count)` (see CONTRACTS.md); until then one task."""
+    import inspect
+    from datagen.compose import run_compose
+    return "shard" in inspect.signature(run_compose).parameters
+
+
+def _in(ids: list[str]) -> str:
+    return "question_id in (" + ", ".join("'" + i.replace("'", "''") + "'" for i in ids) + ")"
+
+
+# ---- the shard task ---------------------------------------------------------------------
+
+@task(name="shard", **TASK_OPTS)
+def shard_task(stage: str, root: str, cfg: dict[str, Any], parent_run_id: str,
+               cache_key: str, part: dict[str, Any]) -> StageResult:
+    """One shard of a stage, on a worker: the stage's entry point on its part."""
+    with _warehouse(root) as wh:
+        summary = _SHARD_RUNS[stage](wh, cfg, part, parent_run_id)
+        n = rows_of(wh, stage, summary.run_id)
+        return StageResult(stage, summary.run_id, cache_key, n,
+                           {**summary.as_dict(), "worker": worker_id()})
+
+
+def _crawl(wh, cfg, part, parent):
+    from datagen.crawl import CrawlConfig, run_crawl
+    return run_crawl(CrawlConfig(**{**cfg, "seeds": part["seeds"]}), wh, parent_run_id=parent)
+
+
+def _compose(wh, cfg, part, parent):
+    from datagen.compose import ComposeConfig, run_compose
+    return run_compose(wh, ComposeConfig(**cfg), parent_run_id=parent, shard=tuple(part["shard"]))
+
+
+def _verify(wh, cfg, part, parent):
+    """The shard's questions that still lack a verdict of some check (a rerun skips the rest,
+    as the whole stage does)."""
+    from flows.config import VerifyConfig
+    from flows.stages import _page_tools
+    from flows.verify import build_checks, run_verify, select
+    vcfg = VerifyConfig(**cfg)
+    names = [c.name for c in build_checks(vcfg)]
+    mine = set(part["ids"])
+    todo = [q.question_id for q in select(wh, names, None) if q.question_id in mine]
+    return run_verify(wh, vcfg, where=_in(todo) if todo else "false", parent_run_id=parent,
+                      extra={"page_tools": _page_tools(wh)})
+
+
+def _band(wh, cfg, part, parent):
+    from difficulty import BandConfig, run_band
+    where = _in(part["ids"]) if not cfg.get("where") else f"({cfg['where']}) and {_in(part['ids'])}"
+    return run_band(wh, BandConfig(**{**cfg, "where": where, "plot": False}),
+                    parent_run_id=parent)
+
+
+_SHARD_RUNS = {"crawl": _crawl, "compose": _compose, "verify": _verify, "band": _band}
+
+
+# ---- a stage on the workers -------------------------------------------------------------
+
+def run_sharded(stage: str, root: str, cfg: dict[str, Any], build_run_id: str, key: str,
+                extra: dict[str, Any]):
+    """Run one stage's shards as concurrent tasks on the flow's (Dask) task runner and return
+    its StageRun; one shard or none: the stage's usual task, submitted to a worker."""
+    from flows.build import StageRun
+    t0 = time.perf_counter()
+    shards = plan(stage, root, cfg, extra.get("demo"), _shard_count())
+    if len(shards) <= 1:
+        result = _whole(stage, root, cfg, build_run_id, key, extra)
+        return StageRun(result, time.perf_counter() - t0, _parent(root, result.run_id) != build_run_id)
+    stage_run = _stage_run(root, stage, cfg, build_run_id, key, len(shards))
+    keys = [f"{key}-shard{i}of{len(shards)}-{config_hash(p)}" for i, p in enumerate(shards)]
+    try:
+        results = _gather(stage, root, cfg, stage_run, keys, shards)
+    except BaseException as exc:
+        _finish(root, stage_run, "failed", {"error": f"{type(exc).__name__}: {exc}"})
+        raise
+    summary = {**merge(results), "key": key}
+    _finish(root, stage_run, "succeeded", summary)
+    result = StageResult(stage, stage_run, key, summary["rows"], summary)
+    return StageRun(result, time.perf_counter() - t0, _parent(root, stage_run) != build_run_id)
+
+
+def _whole(stage, root, cfg, build_run_id, key, extra) -> StageResult:
+    from flows.build import TASKS
+    task_fn = TASKS[stage]
+    result = task_fn.submit(root, cfg, build_run_id, key, **extra).result()
+    with _warehouse(root) as wh:
+        if rows_present(wh, result):
+            return result
+    return task_fn.with_options(refresh_cache=True).submit(
+        root, cfg, build_run_id, key, **extra).result()
+
+
+def _gather(stage, root, cfg, parent, keys, shards) -> list[StageResult]:
+    """Submit every shard at once; a cached shard whose rows are gone is run again."""
+    futures = [shard_task.submit(stage, root, cfg, parent, k, p) for k, p in zip(keys, shards)]
+    results = [f.result() for f in futures]
+    with _warehouse(root) as wh:
+        redo = [i for i, r in enumerate(results) if not rows_present(wh, r)]
+    again = [shard_task.with_options(refresh_cache=True).submit(
+        stage, root, cfg, parent, keys[i], shards[i]) for i in redo]
+    for i, f in zip(redo, again):
+        results[i] = f.result()
+    return results
+
+
+def merge(results: list[StageResult]) -> dict[str, Any]:
+    """The stage run's summary: rows and numeric counts summed over shards, the workers."""
+    out: dict[str, Any] = {"runner": "dask", "shards": len(results),
+                           "rows": sum(r.rows for r in results),
+                           "shard_runs": [r.run_id for r in results],
+                           "workers": sorted({r.summary.get("worker", "?") for r in results})}
+    for r in results:
+        for k, v in r.summary.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out.setdefault("totals", {})[k] = out.get("totals", {}).get(k, 0) + v
+    return out
+
+
+def _shard_count() -> int:
+    """SHARDS_PER_THREAD x the cluster's worker threads (1 outside a Dask task runner)."""
+    from prefect.context import FlowRunContext
+    ctx = FlowRunContext.get()
+    runner = getattr(ctx, "task_runner", None)
+    if type(runner).__name__ != "DaskTaskRunner":
+        return 1
+    threads = sum(runner.client.nthreads().values())
+    return max(1, threads * SHARDS_PER_THREAD)
+
+
+def _stage_run(root, stage, cfg, build_run_id, key, n) -> str:
+    """The stage's own runs row (the shards' parent); the same key reuses a finished one, so a
+    rerun whose shards are all cached reports the stage as cached."""
+    with _warehouse(root) as wh:
+        rows = wh.sql("select run_id from runs where kind = ? and status = 'succeeded' and "
+                      "json_extract_string(summary, '$.key') = ? order by started_at desc "
+                      "limit 1", [stage, key]).to_pylist()
+        if rows:
+            return rows[0]["run_id"]
+        return wh.start_run(stage, {**cfg, "runner": "dask", "shards": n, "key": key},
+                            parent_run_id=build_run_id)
+
+
+def _finish(root: str, run_id: str, status: str, summary: dict[str, Any]) -> None:
+    with _warehouse(root) as wh:
+        wh.finish_run(run_id, status, summary)
+
+
+def _parent(root: str, run_id: str) -> str:
+    with _warehouse(root) as wh:
+        rows = wh.sql("select parent_run_id from runs where run_id = ?", [run_id]).to_pylist()
+    return (rows[0]["parent_run_id"] or "") if rows else ""
