@@ -86,8 +86,11 @@ def connect(location: "WarehouseLocation | None" = None):
     load_extensions(con, ("ducklake", "sqlite"))
     if location is not None and location.catalog.startswith("postgres"):
         load_extensions(con, ("postgres",))
-    if location is not None and location.data_path.startswith(
-            ("s3://", "gs://", "gcs://", "r2://", "az://", "abfss://")):
+    if location is not None and location.data_path.startswith("s3://"):
+        from warehouse.objstore import add_s3_secret  # keys from the environment, never stored
+        add_s3_secret(con)
+    elif location is not None and location.data_path.startswith(
+            ("gs://", "gcs://", "r2://", "az://", "abfss://")):
         load_extensions(con, ("httpfs",))
     return con
 
