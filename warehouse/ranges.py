@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -69,6 +70,8 @@ class Pinned:
         self.con.execute("SET enable_external_file_cache = false")
         self.con.execute(location.attach_sql(read_only=True, snapshot=snapshot))
         self.dir = Path(tempfile.mkdtemp(prefix="hardqa-reader-", dir=parent))
+        # the folder goes even when close() is never called (a reader dropped on an error)
+        self._remove_dir = weakref.finalize(self, shutil.rmtree, self.dir, True)
 
     def ranges(self, snapshot: int, salt: int, range_rows: int) -> Iterator[tuple[str, str]]:
         """Yield, range by range in key order, the (schema, AT clause) whose questions,
@@ -127,7 +130,7 @@ class Pinned:
 
     def close(self) -> None:
         self.con.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        self._remove_dir()
 
 
 class Scratch(Pinned):

@@ -196,3 +196,16 @@ def test_select_items_by_key_ranges_equals_the_view_query(shared_ready_wh, where
         got = select_items(wh, where, order, limit=7, range_rows=5)
     assert [i.question_id for i in got] == want and len(want) == 7
     assert all(isinstance(i, TrainItem) and i.answer == f"ans-{i.question_id}" for i in got)
+
+
+def test_scratch_folder_is_removed_on_close_and_when_dropped(shared_ready_wh, tmp_path):
+    import gc
+    with StreamReader(shared_ready_wh, EVEN, seed=0, range_rows=7, scratch_dir=tmp_path) as r:
+        r.next_batch(5)
+        assert len(list(tmp_path.iterdir())) == 1
+    assert not list(tmp_path.iterdir())
+    r = StreamReader(shared_ready_wh, EVEN, seed=0, scratch_dir=tmp_path)
+    r.next_batch(5)
+    del r
+    gc.collect()
+    assert not list(tmp_path.iterdir())
