@@ -1,10 +1,11 @@
 """Every call becomes an `llm_calls` row; totals go into the stage's summary.
 
-Rows are buffered and written in batches (one DuckLake commit per batch, not per call)
-through the log's own warehouse connection: the stage keeps using its connection from its
-own thread (a DuckDB connection must not be used from two threads at once), and the
-composer calls the client from several threads. Flushes are serialised by a lock and never
-run on the client's event loop.
+Rows are buffered and written in one commit when the client is closed (or on an explicit
+`flush()`), through the log's own warehouse connection: the stage keeps using its connection
+from its own thread (a DuckDB connection must not be used from two threads at once) and the
+composer calls the client from several threads. Not during the run: two connections of one
+process committing to a SQLite catalog at once starved each other's retries here. So a
+killed run keeps its stored rows but loses the accounting of its calls.
 """
 
 from __future__ import annotations
@@ -57,10 +58,8 @@ class Totals:
 class CallLog:
     """Buffered `llm_calls` rows for one run, plus its totals."""
 
-    def __init__(self, wh=None, run_id: str = "", endpoint: str = "", model: str = "",
-                 flush_every: int = 256):
+    def __init__(self, wh=None, run_id: str = "", endpoint: str = "", model: str = ""):
         self.wh, self.run_id, self.endpoint, self.model = wh, run_id, endpoint, model
-        self.flush_every = flush_every
         self.totals = Totals()
         self._rows: list[Any] = []
         self._lock = threading.Lock()
@@ -84,24 +83,40 @@ class CallLog:
             completion_tokens=result.completion_tokens, cached=result.status == "cached",
             created_at=created_at)
 
-    def maybe_flush(self) -> None:
-        if len(self._rows) >= self.flush_every:
-            self.flush()
-
     def flush(self) -> int:
-        """Write the queued rows in one commit; returns how many."""
+        """Write the queued rows in one commit; returns how many (rows stay queued if it fails)."""
         with self._flush_lock:
             with self._lock:
                 rows, self._rows = self._rows, []
-            if rows and self.wh is not None:
+            if not rows or self.wh is None:
+                return len(rows)
+            try:
                 if self._writer is None:
-                    import warehouse
-                    self._writer = warehouse.open(self.wh.root, create=False)
+                    self._writer = self._open_writer()
                 self._writer.append([self._row(*r) for r in rows], run_id=self.run_id or None)
+            except BaseException:
+                with self._lock:
+                    self._rows[:0] = rows
+                raise
             return len(rows)
 
+    def _open_writer(self, tries: int = 30):
+        """Our own connection to the stage's warehouse. Attaching can meet a SQLite catalog
+        locked by another connection's commit: retry, as the warehouse's commits do."""
+        import random
+        import time
+
+        import warehouse
+        for attempt in range(tries):
+            try:
+                return warehouse.open(self.wh.root, create=False)
+            except warehouse.WarehouseError as exc:
+                if "locked" not in str(exc) or attempt == tries - 1:
+                    raise
+                time.sleep(0.05 + random.random() * 0.2)
+
     def close(self) -> None:
-        """Flush, then close our connection."""
+        """Write the rows, close our connection."""
         self.flush()
         if self._writer is not None:
             self._writer.close()

@@ -81,8 +81,6 @@ class ChatClient:
         except BaseException:
             future.cancel()
             raise
-        finally:
-            self.log.maybe_flush()
 
     def complete(self, messages: Sequence[dict[str, str]], **params: Any) -> ChatResult:
         """`chat` with plain arguments: for callers that must not import datagen (the judge
@@ -153,7 +151,7 @@ class ChatClient:
             self._record_stopped(req, exc)
             raise
         if result.ok and self.cache is not None:
-            self.cache.put(result)
+            await asyncio.to_thread(self.cache.put, result)  # file I/O off the loop
         self.log.record(req, result)
         return result
 

@@ -4,7 +4,8 @@
 list (one string per choice) or a `Reply`, which can also inject faults: any status and
 headers, a raw body (HTML, invalid UTF-8, an error object), a delay, a body that trickles,
 a connection reset mid-body. `GET /v1/models` lists the models; `GET /stats` counts requests.
-Run alone: `python -m datagen.llm.loopback --port 8011 --latency 0.2` (echoes the prompt).
+Run alone: `python -m datagen.llm.loopback --port 8011 --latency 0.2` (an asyncio echo server
+with the same replies, for benchmarks: `serve_echo`).
 """
 
 from __future__ import annotations
@@ -160,19 +161,56 @@ def _handler(server: LoopbackLLM):
     return Handler
 
 
+async def serve_echo(port: int, latency_s: float, model: str) -> None:
+    """The echo endpoint as one asyncio server (aiohttp): a thread per connection, as in
+    `LoopbackLLM`, adds its own wake-up latency on a busy machine, which a benchmark of the
+    client must not measure. Prints its base URL, then serves until cancelled."""
+    import asyncio
+
+    from aiohttp import web
+    counts = {"chat": 0, "models": 0}
+
+    async def chat(request):
+        body = await request.json()
+        counts["chat"] += 1
+        await asyncio.sleep(latency_s)
+        return web.Response(body=completion(body, Reply(contents=[echo(body)] * int(body.get("n") or 1))),
+                            content_type="application/json")
+
+    async def models(request):
+        counts["models"] += 1
+        return web.json_response({"object": "list", "data": [{"id": model, "object": "model"}]})
+
+    async def stats(request):
+        return web.json_response({"chat_requests": counts["chat"], "models_requests": counts["models"]})
+
+    app = web.Application()
+    app.add_routes([web.post("/v1/chat/completions", chat), web.get("/v1/models", models),
+                    web.get("/stats", stats)])
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    bound = site._server.sockets[0].getsockname()[1]
+    print(f"http://127.0.0.1:{bound}/v1", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve the echo responder until interrupted (a separate process for benchmarks)."""
+    import asyncio
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--model", default="loopback")
     args = ap.parse_args(argv)
-    server = LoopbackLLM(latency_s=args.latency, models=(args.model,), port=args.port)
-    print(server.base_url, flush=True)
     try:
-        server.thread.join()
+        asyncio.run(serve_echo(args.port, args.latency, args.model))
     except KeyboardInterrupt:
-        server.close()
+        pass
     return 0
 
 
