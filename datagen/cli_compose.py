@@ -67,7 +67,7 @@ def compose(
     finally:
         wh.close()
     _print_summary(summary)
-    if summary.seeds == 0:
+    if summary.seeds_total == 0:
         typer.echo(f"error: no facts to ask about in {summary.pages} pages "
                    f"({summary.pages_without_facts} without any fact); nothing composed", err=True)
         raise typer.Exit(1)
@@ -86,6 +86,8 @@ def _config(path: Optional[Path], hops: Optional[str], **flags):
 
     from datagen.compose import ComposeConfig, parse_hops
     data = _read_config(path)
+    if "hops" in data:  # a config file may say `hops: 2-4` as the flag does
+        data["hops_min"], data["hops_max"] = parse_hops(str(data.pop("hops")))
     if hops is not None:
         data["hops_min"], data["hops_max"] = parse_hops(hops)
     data.update({k: v for k, v in flags.items() if v is not None})

@@ -153,6 +153,8 @@ def _compose(wh, cfg: ComposeConfig, backend, summary: ComposeSummary, progress)
     summary.seeds_total = len(seeds)
     existing, composed_parents = _existing(wh, backend.name)
     composer = Composer(store, validator, backend, (cfg.hops_min, cfg.hops_max), cfg.max_steps)
+    if _reached(cfg, summary, composed_parents):  # an earlier run already composed enough
+        summary.composed_existing = len(composed_parents)
     for start in range(0, len(seeds), cfg.batch_size):
         if _reached(cfg, summary, composed_parents):
             break
