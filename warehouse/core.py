@@ -47,27 +47,6 @@ def hide_password(text: str, keep: bool = True) -> str:
     return _PASSWORD.sub(" password=***" if keep else "", text).strip()
 
 
-def arrow_to_sql_type(t: pa.DataType) -> str:
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return "VARCHAR"
-    if pa.types.is_int64(t):
-        return "BIGINT"
-    if pa.types.is_int32(t):
-        return "INTEGER"
-    if pa.types.is_floating(t):
-        return "DOUBLE"
-    if pa.types.is_boolean(t):
-        return "BOOLEAN"
-    if pa.types.is_timestamp(t):
-        return "TIMESTAMPTZ" if t.tz else "TIMESTAMP"
-    if pa.types.is_list(t):
-        return arrow_to_sql_type(t.value_type) + "[]"
-    if pa.types.is_struct(t):
-        inner = ", ".join(f"{f.name} {arrow_to_sql_type(f.type)}" for f in t)
-        return f"STRUCT({inner})"
-    raise TypeError(f"no SQL type for Arrow type {t}")
-
-
 def connect(location: "WarehouseLocation | None" = None):
     """A fresh in-memory DuckDB with the DuckLake and SQLite extensions loaded (and those
     `location` needs: postgres for its catalog, httpfs for object storage).

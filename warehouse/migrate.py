@@ -18,6 +18,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
+
 from warehouse import errors
 from warehouse.schema import RECORD_TYPES, TRAIN_READY_SQL, TRAIN_READY_VERSION, utcnow
 
@@ -79,7 +81,6 @@ def apply(con, lake: str) -> list[Step]:
 
 def plan(con, lake: str) -> list[Step]:
     """The additive changes that would bring the catalog up to the code's schema."""
-    from warehouse.core import arrow_to_sql_type
     cols = stored_columns(con, lake)
     steps = _versions_table_steps(cols.get(VERSIONS), lake)
     versions = stored_versions(con, lake, cols)
@@ -115,7 +116,6 @@ def _versions_table_steps(have: dict[str, str] | None, lake: str) -> list[Step]:
 def validate(wh: "Warehouse", cols: dict[str, dict[str, str]], versions: dict[str, int]) -> None:
     """Refuse what an additive migration cannot fix: a catalog that is not ours, a table
     from newer code, a column whose type changed."""
-    from warehouse.core import arrow_to_sql_type
     if VERSIONS not in cols and cols:
         raise errors.SchemaMismatch(f"warehouse {wh.root} has no {VERSIONS} table; "
                                     "it was not created by this tool or is damaged")
@@ -150,6 +150,27 @@ def stored_versions(con, lake: str, cols: dict[str, dict[str, str]]) -> dict[str
         return {}
     return dict(con.execute(f"SELECT table_name, max(version) FROM {lake}.{VERSIONS} "
                             "GROUP BY table_name").fetchall())
+
+
+def arrow_to_sql_type(t: pa.DataType) -> str:
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "VARCHAR"
+    if pa.types.is_int64(t):
+        return "BIGINT"
+    if pa.types.is_int32(t):
+        return "INTEGER"
+    if pa.types.is_floating(t):
+        return "DOUBLE"
+    if pa.types.is_boolean(t):
+        return "BOOLEAN"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMPTZ" if t.tz else "TIMESTAMP"
+    if pa.types.is_list(t):
+        return arrow_to_sql_type(t.value_type) + "[]"
+    if pa.types.is_struct(t):
+        inner = ", ".join(f"{f.name} {arrow_to_sql_type(f.type)}" for f in t)
+        return f"STRUCT({inner})"
+    raise TypeError(f"no SQL type for Arrow type {t}")
 
 
 def _has_view(con, lake: str) -> bool:
