@@ -62,3 +62,20 @@ def add_command(app: typer.Typer, name: str, fn: Callable) -> None:
     paragraph as one line (Typer would keep the docstring's line breaks there)."""
     first = (fn.__doc__ or "").strip().split("\n\n")[0]
     app.command(name, short_help=" ".join(first.split()))(fn)
+
+
+def read_config_section(path: Optional[Path], section: str, what: str) -> dict:
+    """The mapping in a YAML/JSON config file (its `section:` part when it has one); {} for
+    no file. `what` names the config class in the error ('ComposeConfig')."""
+    if path is None:
+        return {}
+    import json
+
+    import yaml
+    if not path.is_file():
+        raise UserError(f"--config {path}: no such file")
+    text = path.read_text()
+    data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a mapping of {what} fields")
+    return dict(data.get(section, data))

@@ -8,7 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from datagen.cli_common import UserError, WarehouseOpt, add_command, is_tty, user_errors
+from datagen.cli_common import (
+    UserError, WarehouseOpt, add_command, is_tty, read_config_section, user_errors,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -85,7 +87,7 @@ def _config(path: Optional[Path], hops: Optional[str], **flags):
     from pydantic import ValidationError
 
     from datagen.compose import ComposeConfig, parse_hops
-    data = _read_config(path)
+    data = read_config_section(path, "compose", "ComposeConfig")
     if "hops" in data:  # a config file may say `hops: 2-4` as the flag does
         data["hops_min"], data["hops_max"] = parse_hops(str(data.pop("hops")))
     if hops is not None:
@@ -97,21 +99,6 @@ def _config(path: Optional[Path], hops: Optional[str], **flags):
         err = exc.errors()[0]
         where = ".".join(map(str, err["loc"])) or "config"
         raise UserError(f"bad compose setting {where}: {err['msg']}") from None
-
-
-def _read_config(path: Optional[Path]) -> dict:
-    if path is None:
-        return {}
-    import json
-
-    import yaml
-    if not path.is_file():
-        raise UserError(f"--config {path}: no such file")
-    text = path.read_text()
-    data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a mapping of ComposeConfig fields")
-    return dict(data.get("compose", data))
 
 
 def _run(wh, cfg, composer):
