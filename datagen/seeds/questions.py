@@ -136,6 +136,13 @@ def is_a_seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
     return Chain(ask, root)
 
 
+def _surname(name: str) -> str:
+    """The last word of a person's name, when it is a name ('Lincoln'); '' otherwise."""
+    words = name.split()
+    last = words[-1] if len(words) >= 2 else ""
+    return last if last[:1].isupper() and len(last) > 2 and last.isalpha() else ""
+
+
 def link_seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
     """A cloze of the sentence: the linked name becomes the question phrase, the subject's
     mention becomes the slot {e} that INJECT can describe."""
@@ -144,7 +151,10 @@ def link_seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
     if at < 0 or s.count(f.value) > 1 or "{" in s or "}" in s:
         return None
     subject = bare(f.subject)
-    slotted = with_slot(s[:at] + "\x00" + s[at + len(f.value):], subject)
+    text = s[:at] + "\x00" + s[at + len(f.value):]
+    slotted = with_slot(text, subject)
+    if slotted is None and store.facts_of(f.subject_url, "born_on"):
+        slotted = with_slot(text, _surname(subject))   # 'Lincoln' on Abraham Lincoln's page
     if slotted is None:
         return None
     before, after = slotted.split("\x00")
