@@ -35,7 +35,7 @@ import random
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from training.api import GenerationRequest, InferenceEngine, Trajectory
@@ -81,6 +81,21 @@ def format_search(hits, snippet_chars: int) -> str:
     if not hits:
         return "no results"
     return "\n".join(f"{h.title} | {h.url}\n{h.snippet[:snippet_chars]}" for h in hits)
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\s+\|\s+")
+
+
+def best_sentences(text: str, query: str) -> str:
+    """The page's sentences, those sharing most words with the query first.
+
+    >>> best_sentences("Varo is old. The bridge opened in 1934. It is red.", "when did the bridge open")
+    'The bridge opened in 1934. Varo is old. It is red.'
+    """
+    words = set(re.findall(r"\w+", query.lower()))
+    parts = [p.strip() for p in _SENTENCE.split(text) if p.strip()]
+    score = lambda p: -len(words & set(re.findall(r"\w+", p.lower())))  # noqa: E731
+    return " ".join(sorted(parts, key=score))
 
 
 def format_page(view) -> str:
@@ -133,6 +148,7 @@ class SearchAgentWorkflow:
     max_observation_tokens: int = 160
     search_k: int = 3
     snippet_chars: int = 160
+    snippet: str = "window"    # window: the index's snippet; sentence: best-matching sentence first
     temperature: float = 1.0
     top_p: float = 1.0
     reward_mode: str = "reward"
@@ -210,7 +226,11 @@ class SearchAgentWorkflow:
 
     def _call(self, action: Action) -> str:
         if action.kind == "search":
-            return format_search(self.tools.search(action.arg, self.search_k), self.snippet_chars)
+            hits = self.tools.search(action.arg, self.search_k)
+            if self.snippet == "sentence":
+                hits = [replace(h, snippet=best_sentences(self.tools.page(h.url)[1], action.arg))
+                        for h in hits]
+            return format_search(hits, self.snippet_chars)
         url, _, offset = action.arg.partition("#")
         return format_page(self.tools.open(url.strip(), int(offset) if offset.strip() else 0))
 
@@ -274,7 +294,7 @@ def agent_workflows(cfg: Any, tokenizer: Any, wh: Any) -> tuple[SearchAgentWorkf
     common = dict(max_turns=a.max_turns, context_tokens=a.context_tokens,
                   max_new_tokens=r.max_new_tokens, tool_timeout_s=a.tool_timeout_s,
                   max_observation_tokens=a.max_observation_tokens, search_k=a.search_k,
-                  snippet_chars=a.snippet_chars, reward_mode=r.reward,
+                  snippet_chars=a.snippet_chars, snippet=a.snippet, reward_mode=r.reward,
                   format_reward=a.format_reward, seeded=r.inference == "hf")
     train = SearchAgentWorkflow(tokenizer, tools, temperature=r.temperature, top_p=r.top_p,
                                 _seed=random.Random(cfg.seed), **common)

@@ -152,6 +152,9 @@ class AgentConfig(_Strict):
     max_observation_tokens: int = Field(160, ge=1, description="a tool result is cut here")
     search_k: int = Field(3, ge=1, description="search results shown")
     snippet_chars: int = Field(160, ge=1, description="characters of each search snippet")
+    snippet: Literal["window", "sentence"] = Field(
+        "window", description="window: the index's snippet; sentence: the page's sentences, "
+        "those sharing most words with the query first")
     format_reward: float = Field(0.0, ge=0, le=0.1, description="added when an answer "
                                  "is given (logged apart from the task reward)")
 

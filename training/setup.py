@@ -170,6 +170,10 @@ def warm_start(p: Parts, cfg: TrainConfig) -> dict:
     from training.loss import sft_loss_fn
     from training.tasks import task_questions, warm_start_pairs
 
+    if cfg.rollout.workflow == "search":   # scripted agent episodes (training/agent_warm.py)
+        from training.agent_warm import agent_warm_start
+
+        return agent_warm_start(p, cfg)
     if cfg.data.task:
         questions = task_questions(cfg.data.task, cfg.data.task_size, "train", cfg.data.seed)
         pairs = warm_start_pairs(questions, cfg.seed, cfg.warm_start.answers == "true")

@@ -158,3 +158,22 @@ def test_config_selects_the_agent():
     assert (cfg.rollout.workflow, cfg.agent.max_turns) == ("search", 2)
     with pytest.raises(ValueError, match="format_reward"):
         load_config(overrides={"agent": {"format_reward": 0.2}})
+
+
+def test_warm_start_scripts_are_agent_episodes(tok):
+    """Oracle scripts (search, open at the quote when the results lack the gold, answer) and
+    format scripts play through the agent itself: same template, no loss on tool output."""
+    import random
+
+    from training.agent_warm import TeacherEngine, format_plan, oracle_plan
+
+    agent = _agent(tok, search_k=1, snippet_chars=20)
+    evidence = [{"url": "http://w/varo", "quote": "The Varo bridge was built in 1934."}]
+    plan = oracle_plan(agent, ITEM, evidence)
+    assert plan[1].startswith("<open>http://w/varo#") and plan[-1] == "<answer>1934</answer>"
+    traj = asyncio.run(agent.run_episode(TeacherEngine(tok, plan), ITEM))
+    assert traj.reward == 1.0 and traj.info["n_open"] == 1
+    assert "built in 1934" in tok.decode([i for i, m in zip(traj.output_ids, traj.loss_mask)
+                                          if not m])
+    fmt = format_plan(agent, ITEM, random.Random(0))
+    assert fmt[0].startswith("<search>") and fmt[1].startswith("<answer>")

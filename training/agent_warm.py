@@ -1,0 +1,113 @@
+"""Supervised warm start of the search agent, on training-split questions only.
+
+Scripted episodes are played through the agent workflow itself with a teacher engine that
+emits planned turns, so the warm-start sequences are token for token what RL episodes look
+like (same template, same observations, same loss mask: no loss on tool output).
+
+- `answers: random` (format only): `<search>` with random words of the question, then
+  `<answer>` with a random word of the results. Teaches the tags, not the task.
+- `answers: true` (oracle trajectories, WebSailor-style cold start): `<search>` with the
+  question; when the gold is not in the results, `<open>` the page whose quote states it, at
+  that quote; then `<answer>gold</answer>`. Only training-split questions (the evaluation
+  split's condition is applied), so no evaluation question or answer is seen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from typing import Any
+
+from training.api import GenerationResult
+
+
+class TeacherEngine:
+    """An InferenceEngine stand-in that plays planned turns (each ended by EOS)."""
+
+    def __init__(self, tokenizer, turns: list[str]):
+        self.tok, self.turns, self.version = tokenizer, list(turns), 0
+
+    async def agenerate(self, request):
+        text = self.turns.pop(0) if self.turns else "<answer></answer>"
+        ids = self.tok.encode(text, add_special_tokens=False) + [self.tok.eos_token_id]
+        return GenerationResult(request.prompt_ids, ids, [0.0] * len(ids), [0] * len(ids), "stop")
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text) or ["x"]
+
+
+def format_plan(agent, item, rng: random.Random) -> list[str]:
+    """Random query words, then a random word of the results as the answer."""
+    query = " ".join(rng.sample(_words(item.question), min(3, len(_words(item.question)))))
+    hits = agent.tools.search(query, agent.search_k)
+    seen = _words(" ".join(h.snippet for h in hits) or item.question)
+    return [f"<search>{query}</search>", f"<answer>{rng.choice(seen)}</answer>"]
+
+
+def oracle_plan(agent, item, evidence: list[dict]) -> list[str]:
+    """Search the question; open the quote's page at the quote if the results lack the gold."""
+    from training.agent import Action
+
+    shown = agent._call(Action("search", item.question))   # what the agent will be shown
+    turns = [f"<search>{item.question}</search>"]
+    if item.answer.lower() not in shown.lower() and evidence:
+        ev = evidence[-1]
+        text = agent.tools.page(ev["url"])[1]
+        at = max(0, text.find(ev["quote"][:40]))
+        turns.append(f"<open>{ev['url']}#{at}</open>" if at else f"<open>{ev['url']}</open>")
+    return turns + [f"<answer>{item.answer}</answer>"]
+
+
+def _evidence(wh, ids: list[str]) -> dict[str, list[dict]]:
+    if not ids:
+        return {}
+    quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in ids)
+    rows = wh.sql(f"select question_id, evidence from questions where question_id in ({quoted})")
+    return {r["question_id"]: list(r["evidence"] or []) for r in rows.to_pylist()}
+
+
+def warm_start_sequences(agent, wh, train_where: str | None, n: int, true_answers: bool,
+                         seed: int = 0) -> list[Any]:
+    """Up to `n` scripted trajectories over training-split questions (random order)."""
+    from warehouse.reader import select_items
+
+    items = list(select_items(wh, train_where, "md5(question_id)", n))
+    evidence = _evidence(wh, [i.question_id for i in items]) if true_answers else {}
+    rng = random.Random(seed)
+
+    async def play(item):
+        plan = (oracle_plan(agent, item, evidence.get(item.question_id, [])) if true_answers
+                else format_plan(agent, item, rng))
+        return await agent.run_episode(TeacherEngine(agent.tokenizer, plan), item)
+
+    async def play_all():
+        return [await play(i) for i in items]
+
+    return asyncio.run(play_all())
+
+
+def agent_warm_start(p, cfg) -> dict:
+    """`warm_start.steps` supervised steps on scripted agent episodes (see module docstring)."""
+    from training.engines.batching import pack_sequences
+    from training.loss import sft_loss_fn
+
+    ws = cfg.warm_start
+    trajs = warm_start_sequences(p.workflow, p.wh, p.split.train_where,
+                                 max(ws.batch_size * 4, 64), ws.answers == "true", cfg.seed)
+    if not trajs:
+        raise ValueError("warm_start: no training-split questions in train_ready")
+    rng = random.Random(cfg.seed)
+    stats: dict = {}
+    p.train_engine.set_lr(ws.lr)
+    try:
+        for _ in range(ws.steps):
+            chosen = rng.sample(trajs, min(ws.batch_size, len(trajs)))
+            stats = p.train_engine.train_batch(pack_sequences(
+                [t.prompt_ids for t in chosen], [t.output_ids for t in chosen], pad_id=p.pad_id,
+                output_masks=[t.loss_mask for t in chosen]), sft_loss_fn)
+    finally:
+        p.train_engine.set_lr(None)
+    return {**stats, "sequences": len(trajs),
+            "reward_of_script": sum(t.reward for t in trajs) / len(trajs)}
