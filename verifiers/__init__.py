@@ -1,25 +1,6 @@
 """verifiers: is an answer right (the reward), and is a question fit to train on.
 
-    normalize.py    SQuAD normalisation + canonical tokens (accents, numbers, ordinals, Roman numerals)
-    numwords.py     spelled-out numbers, magnitudes, separators
-    dates.py        full and partial dates in common formats
-    names.py        person names with/without middle names, initials, titles
-    equivalence.py  is_equivalent / score_answer: the rule cascade
-    phrases.py      parts of a descriptive gold that answer on their own; acronyms
-    extract.py      final answer from a long generation (\\boxed, "Answer:", last sentence)
-    mathcheck.py    math-verify with per-case options and a timeout
-    reward.py       reward(response, gold, ..., mode=) for RL: reward | strict | judge
-    candidates.py   what the reward mode refuses: lists, ranges, repeats, padding, coarse
-    attacks.py      the generated adversarial set for the reward mode
-    fractions.py    fractions and decimals across written forms
-    judge.py        LLMJudge over any OpenAI-compatible endpoint (off by default)
-    checks.py       CheckResult, WellFormed, AnswerNotLeaked, Grounded
-    uniqueness.py   UniqueAnswer (BM25 over pages offline, or the LLM judge)
-    dedup.py        NearDuplicates (normalised hash + MiniLM embeddings, blocked search)
-    decontam.py     Decontamination (n-gram / stem overlap against benchmark sets)
-    runner.py       run_checks(wh, questions, checks, run_id) -> summary; one commit per batch
-    agreement.py    loaders + agreement with human labels (EVOUNA, NQ301)
-    contamination_set.py  labelled contamination set built from benchmark questions
+The file tree is in verifiers/README.md.
 """
 
 from verifiers.checks import (

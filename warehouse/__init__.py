@@ -1,16 +1,6 @@
 """The DuckLake warehouse every stage writes to and the trainer reads from.
 
-    schema.py    typed records + explicit Arrow schemas + schema versions (the seam)
-    core.py      DuckLake connection, atomic commits with retry, run lineage
-    store.py     open/create a warehouse directory (marker file, foreign/missing checks)
-    errors.py    user-facing errors
-    query.py     read-only SQL for people and scripts (`datagen query`)
-    export.py    Parquet / JSONL / HF datasets / verl exports (`datagen export`)
-    reader.py    the trainer's streaming reader (StreamReader, TrainItem, select_items)
-    ranges.py    train_ready one key range at a time (the reader's bounded memory)
-    runs.py      run lineage helpers: redaction, code version, process liveness
-    maintain.py  compaction, snapshot expiry, file cleanup (`datagen maintain`)
-    migrate.py   additive schema migrations on a writable open
+The file tree is in warehouse/README.md.
 """
 
 from warehouse.core import Warehouse, redact

@@ -1,14 +1,6 @@
 """The composer: seeds made harder step by step (INJECT / FUZZ / EXIT), evidence for each.
 
-    backend.py      ComposeBackend Protocol + StepOption: what a backend decides and words
-    embedded.py     EmbeddedBackend: no model; facts, links and templates
-    llm_backend.py  the model-driven backend (the model-access issue), loaded lazily
-    steps.py        candidate INJECT / FUZZ steps; applying one to a copy of a chain
-    fuzz.py         blurred forms of years, dates and numbers, with their bounds
-    validate.py     Validator: quotes verbatim, answer unique/unchanged/not leaked, wording
-    compose.py      Composer: the loop for one seed
-    config.py       ComposeConfig (pydantic, extra="forbid")
-    run.py          run_compose(wh, cfg) -> ComposeSummary: batches, resume, the runs row
+The file tree is in datagen/README.md.
 """
 
 from datagen.compose.config import ComposeConfig, parse_hops

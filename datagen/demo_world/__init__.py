@@ -1,10 +1,6 @@
 """The built-in demo world: a deterministic fictional encyclopedia served offline.
 
-    model.py      Entity, Fact, World records and the relation catalogue (RELATIONS)
-    generate.py   build_world(n, seed) -> World
-    render.py     HTML pages (prose from varied templates, infobox, links), index,
-                  sitemap.xml, robots.txt; write_world(world, out_dir); load_facts(dir)
-    infobox.py    read_infobox(html) -> (entity id, rows with label, value, href, relation)
+The file tree is in datagen/README.md.
 """
 
 from datagen.demo_world.generate import build_world, format_date
