@@ -13,7 +13,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from datagen.cli_common import UserError, WarehouseOpt, add_command, is_tty, user_errors
+from datagen.cli_common import (
+    UserError, WarehouseOpt, add_command, is_tty, read_config_section, user_errors,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -75,7 +77,7 @@ def _config(path: Optional[Path], **flags):
     from pydantic import ValidationError
 
     from difficulty import BandConfig
-    data = _read_config(path)
+    data = read_config_section(path, "band", "BandConfig")
     data.update({k: v for k, v in flags.items() if v is not None})
     try:
         cfg = BandConfig(**data)
@@ -84,21 +86,6 @@ def _config(path: Optional[Path], **flags):
         where = ".".join(map(str, err["loc"])) or "config"
         raise UserError(f"bad band setting {where}: {err['msg']}") from None
     return cfg
-
-
-def _read_config(path: Optional[Path]) -> dict:
-    if path is None:
-        return {}
-    import json
-
-    import yaml
-    if not path.is_file():
-        raise UserError(f"--config {path}: no such file")
-    text = path.read_text()
-    data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a mapping of BandConfig fields")
-    return dict(data.get("band", data))
 
 
 def _no_tool_check(wh, cfg, solver) -> None:
