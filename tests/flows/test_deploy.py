@@ -34,11 +34,12 @@ def _healthy(api: str) -> bool:
         return False
 
 
-@pytest.fixture
-def prefect_server(tmp_path):
+@pytest.fixture(scope="module")
+def prefect_server(tmp_path_factory):
     """A Prefect server of our own on a free loopback port, with its own database."""
     port = free_port()
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"),
+    home = tmp_path_factory.mktemp("prefect")
+    env = {**os.environ, "PREFECT_HOME": str(home),
            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_UI_ENABLED": "false"}
     env.pop("PREFECT_API_URL", None)
     proc = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host",
@@ -102,3 +103,16 @@ def test_deploy_without_a_server_says_how_to_start_one(tmp_path, capsys, monkeyp
     code = main(["deploy", "--warehouse", str(tmp_path / "wh")])
     err = capsys.readouterr().err
     assert code != 0 and "prefect server start" in err and "Traceback" not in err
+
+
+def test_endpoint_limit_is_created_when_missing_and_kept(prefect_server):
+    """Prefect silently skips a concurrency limit that does not exist: the flow creates it."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows.stages import ensure_endpoint_limit
+    api, _ = prefect_server
+    with temporary_settings({PREFECT_API_URL: api}):
+        name = ensure_endpoint_limit("http://10.0.0.5:8000/v1", 3)
+        assert ensure_endpoint_limit("http://10.0.0.5:8000/v1", 9) == name   # kept, not doubled
+    limit = httpx.get(f"{api}/v2/concurrency_limits/{name}", timeout=10).json()
+    assert limit["limit"] == 3 and limit["active"]
