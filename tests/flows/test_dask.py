@@ -54,3 +54,14 @@ def test_dask_settings_are_checked():
     with pytest.raises(ValueError, match="runner"):
         BuildConfig(runner="ray")
     assert BuildConfig(runner="dask", dask_address="tcp://10.0.0.5:8786").dask_workers == 2
+
+
+def test_crawl_shards_by_host_and_stage_summary_sums_shards():
+    from flows.runner import _by_host, merge
+    from flows.stages import StageResult
+    parts = _by_host(["http://a.org/x", "https://b.org/", "http://a.org/y", "/data/site"])
+    assert parts == [{"seeds": ["/data/site"]}, {"seeds": ["http://a.org/x", "http://a.org/y"]},
+                     {"seeds": ["https://b.org/"]}]
+    out = merge([StageResult("verify", "v1", "k", 3, {"verdicts": 3, "worker": "h:1"}),
+                 StageResult("verify", "v2", "k", 4, {"verdicts": 4, "worker": "h:2"})])
+    assert out["rows"] == 7 and out["totals"]["verdicts"] == 7 and out["workers"] == ["h:1", "h:2"]
