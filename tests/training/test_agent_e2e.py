@@ -1,0 +1,114 @@
+"""End to end on CPU: a small demo warehouse (the demo world crawled and composed, every
+question passed and banded), then `datagen train --config examples/search_agent_cpu.yaml`
+(shrunk) with the search agent: multi-turn episodes with real tool calls, rollouts rows with
+their turn and tool counts, agent metrics in metrics.jsonl."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _banded_copy(src: Path, dst: Path) -> Path:
+    """`src`'s pages and questions in a new warehouse, each question passed and banded (the
+    verify and band stages' outcome without their minutes of work)."""
+    import warehouse
+    from tests.conftest import _copy_warehouse
+    from warehouse import DifficultyRecord, QuestionRecord, VerdictRecord
+
+    source = warehouse.open(src, read_only=True)
+    try:
+        questions = source.sql("select * from questions")
+    finally:
+        source.close()
+    wh = _copy_warehouse(src, dst)
+    try:
+        ids = questions.column("question_id").to_pylist()
+        with wh.transaction() as tx:
+            tx.append(questions, QuestionRecord)
+            tx.append([VerdictRecord(question_id=i, check_name="test", status="pass")
+                       for i in ids])
+            tx.append([DifficultyRecord(question_id=i, solver="test", k=1, n_correct=0,
+                                        pass_rate=0.5, band="medium", source="builtin")
+                       for i in ids])
+    finally:
+        wh.close()
+    return dst
+
+
+def _format_model(out: Path, questions: list[str]) -> Path:
+    """A tiny model taught (plain torch, seconds) to open a turn with a search or an answer
+    tag, so the short run has tool calls and answered/unanswered episodes (a reward signal);
+    the agent's own warm start is too slow for the test budget (tested in test_agent.py)."""
+    import torch
+
+    from training.agent import SearchAgentWorkflow
+    from training.models import build_tiny_model, load_causal_lm, load_tokenizer
+
+    build_tiny_model(out, hidden=64, heads=2, kv_heads=1, intermediate=128, layers=1)
+    tok, model = load_tokenizer(out), load_causal_lm(out)
+    agent = SearchAgentWorkflow(tok, tools=None)
+    turns = [tok.encode(t, add_special_tokens=False) + [tok.eos_token_id]
+             for t in ("<search>city</search>", "<answer>1</answer>")]
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    torch.manual_seed(0)
+    for step in range(60):
+        prompt = agent.prompt_ids(questions[step % len(questions)])
+        ids = torch.tensor([prompt + turns[step % 2]])
+        logp = torch.log_softmax(model(ids).logits[0, :-1], -1)
+        nll = -logp.gather(-1, ids[0, 1:, None])[len(prompt) - 1:].mean()
+        opt.zero_grad()
+        nll.backward()
+        opt.step()
+    model.save_pretrained(out, safe_serialization=True)
+    return out
+
+
+def _config(tmp_path: Path, model: Path) -> Path:
+    cfg = yaml.safe_load((REPO / "examples" / "search_agent_cpu.yaml").read_text())
+    cfg.update(steps=2, eval_every=2, checkpoint_every=2)
+    cfg["model"] = {"path": str(model)}
+    cfg["data"].update(eval_size=4, band_weights={"medium": 1.0})
+    cfg["rollout"].update(batch_size=8, group_size=4, max_in_flight=8, max_new_tokens=20)
+    cfg["agent"].update(format_reward=0.1, max_turns=2)   # answered vs not: a learning signal from step 1
+    cfg["engine"].update(micro_batch_size=8, lr=1e-4)   # keep the taught format for 2 steps
+    path = tmp_path / "agent.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_search_agent_trains_on_a_demo_warehouse(demo_composed, tmp_path):
+    import warehouse
+    from datagen.cli import main
+
+    root = _banded_copy(demo_composed, tmp_path / "wh")
+    wh = warehouse.open(root, read_only=True)
+    questions = wh.sql("select question from questions limit 8").column(0).to_pylist()
+    wh.close()
+    model = _format_model(tmp_path / "model", questions)
+    run_dir = tmp_path / "run"
+    assert main(["train", "--config", str(_config(tmp_path, model)), "--run-dir", str(run_dir),
+                 "--warehouse", str(root)]) == 0
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [0, 1, 2]
+    for r in rows[1:]:
+        for key in ("agent/turns", "agent/tool_calls", "agent/answer_rate", "agent/search_rate",
+                    "agent/context_overflows", "agent/reward_task", "agent/reward_with_format"):
+            assert key in r, key
+    assert rows[-1]["eval_reward"] is not None
+    wh = warehouse.open(root, read_only=True)
+    try:
+        got = wh.sql("select n_turns, n_tool_calls, trained from rollouts").to_pylist()
+    finally:
+        wh.close()
+    trained = [r for r in got if r["trained"]]
+    assert len(trained) == 2 * 8
+    assert max(r["n_turns"] for r in got) >= 2 and sum(r["n_tool_calls"] for r in got) > 0
+    assert all(r["n_turns"] >= 1 for r in got)
