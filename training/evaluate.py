@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 
 from training.agent import NO_TOOL_PROMPT, SYSTEM_PROMPT, format_page, format_search, parse_action
 
-_WORD = re.compile(r"\d[\d,.]*\d|[\w'’.-]+")
+_WORD = re.compile(r"\d[\d,.]*\d(?![\w'’-])|[\w'’.-]+")   # "6,960" one word; "19th" too
 
 
 @dataclass(frozen=True)
