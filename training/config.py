@@ -69,6 +69,9 @@ class RolloutConfig(_Strict):
     late_groups: Literal["wait", "drop"] = Field(
         "wait", description="a group that would be trained more than η versions late: wait "
         "for it (no bias against slow episodes) or drop it (the trainer never waits)")
+    dynamic_sampling: bool = Field(
+        True, description="drop groups whose rewards are all equal (no learning signal); "
+        "false keeps them: their advantages are 0, so they train nothing, but the data path runs")
     max_new_tokens: int = Field(16, ge=1)
     temperature: float = Field(1.0, gt=0)
     top_p: float = Field(1.0, gt=0, le=1)

@@ -122,7 +122,8 @@ class RolloutController:
     def __init__(self, episode_fn: EpisodeFn, source: ItemSource, *, batch_size: int,
                  group_size: int, max_in_flight: int, eta: int, version: int = 0,
                  late_groups: str = "wait", max_failed_fraction: float = 0.5,
-                 is_fatal: Callable[[BaseException], bool] = engine_unreachable):
+                 is_fatal: Callable[[BaseException], bool] = engine_unreachable,
+                 dynamic_sampling: bool = True):
         if batch_size % group_size:
             raise ValueError(f"batch_size {batch_size} must be a multiple of group_size "
                              f"{group_size}")
@@ -130,7 +131,7 @@ class RolloutController:
             raise ValueError(f"max_in_flight {max_in_flight} must be >= 1")
         if late_groups not in ("wait", "drop"):
             raise ValueError(f"late_groups must be 'wait' or 'drop', not {late_groups!r}")
-        self.late_groups = late_groups
+        self.late_groups, self.dynamic_sampling = late_groups, dynamic_sampling
         self.max_failed_fraction, self.is_fatal = max_failed_fraction, is_fatal
         self._step_failed = self._step_ended = 0   # episodes since the last batch
         self.cancelled_episode_s = 0.0    # time spent in episodes cancelled with a late group
@@ -290,7 +291,8 @@ class RolloutController:
         if len(trajs) < self.n:
             reason = "dropped_rejected_episode"
         elif len({t.reward for t in trajs}) == 1:
-            reason = "dropped_no_signal"
+            self.counts["groups_no_signal"] += 1
+            reason = "dropped_no_signal" if self.dynamic_sampling else None
         self.counts["episodes_finished"] += len(trajs)
         self.counts["episodes_rejected"] += self.n - len(trajs)
         if reason:

@@ -343,3 +343,27 @@ def test_late_groups_dropped_instead_of_waited_for():
     assert all(s <= 1 for b in batches for s in b.staleness)
     assert ctrl.counts["dropped_late"] >= 1 and 0 not in [i for b in batches for i in b.items]
     assert ctrl.running_episodes == 0 and ctrl.cancelled_episode_s > 0
+
+
+def test_without_dynamic_sampling_all_equal_groups_are_kept_and_counted():
+    """`rollout.dynamic_sampling: false`: a group whose rewards are all equal is trained on
+    (advantage 0) instead of dropped, and still counted as groups_no_signal."""
+    import asyncio
+
+    from training.controller import RolloutController
+
+    async def episode(item):
+        return traj(item, 0.0)
+
+    async def run(dynamic: bool):
+        c = RolloutController(episode, ListSource(range(8)), batch_size=4, group_size=2,
+                              max_in_flight=4, eta=0, dynamic_sampling=dynamic)
+        batch = await c.get_batch()
+        return c, batch
+
+    kept, batch = asyncio.run(run(False))
+    assert batch is not None and len(batch.trajectories) == 4
+    assert kept.counts["groups_no_signal"] >= 2 and kept.counts["dropped_no_signal"] == 0
+    dropped, batch = asyncio.run(run(True))
+    assert batch is None                                    # every group dropped: ran dry
+    assert dropped.counts["dropped_no_signal"] == 8 and dropped.counts["groups_accepted"] == 0
