@@ -74,7 +74,10 @@ def _config(tmp_path: Path, model: Path) -> Path:
     cfg.update(steps=2, eval_every=2, checkpoint_every=2)
     cfg["model"] = {"path": str(model)}
     cfg["data"].update(eval_size=4, band_weights={"medium": 1.0})
-    cfg["rollout"].update(batch_size=8, group_size=4, max_in_flight=8, max_new_tokens=20)
+    # dynamic_sampling off: a batch never waits for groups with a signal (a tiny model's
+    # episodes rarely differ; with it on, the two steps took from 1 to 15+ minutes)
+    cfg["rollout"].update(batch_size=8, group_size=4, max_in_flight=8, max_new_tokens=20,
+                          dynamic_sampling=False)
     cfg["agent"].update(format_reward=0.1, max_turns=2)   # answered vs not: a learning signal from step 1
     cfg["engine"].update(micro_batch_size=8, lr=1e-4)   # keep the taught format for 2 steps
     path = tmp_path / "agent.yaml"
