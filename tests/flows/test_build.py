@@ -227,3 +227,19 @@ def _assert_failed_build(root: Path, reason_part: str) -> None:
         wh.close()
     assert rows and rows[-1]["status"] == "failed"
     assert reason_part in rows[-1]["summary"]
+
+
+def test_a_model_endpoint_that_is_down_fails_the_build_with_one_line(tmp_path, capsys,
+                                                                     monkeypatch):
+    from datagen.cli import main
+    from tests.training.engine_helpers import free_port
+    monkeypatch.setenv("DATAGEN_CACHE", str(tmp_path / "cache"))
+    cfg = tmp_path / "llm.yaml"
+    cfg.write_text("demo: {entities: 40, seed: 3}\n")
+    dead = f"http://127.0.0.1:{free_port()}/v1"          # nothing listens there
+    code = main(["build", "--config", str(cfg), "--endpoint", dead, "--model", "m",
+                 "--warehouse", str(tmp_path / "wh")])
+    err = capsys.readouterr().err
+    assert code != 0 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "127.0.0.1" in err
+    _assert_failed_build(tmp_path / "wh", "127.0.0.1")
