@@ -101,7 +101,11 @@ def test_search_agent_trains_on_a_demo_warehouse(demo_composed, tmp_path):
                  "--warehouse", str(root)]) == 0
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [0, 1, 2]
-    for r in rows[1:]:
+    # a step's agent metrics cover the episodes that finished during it (a fast second
+    # batch can be made of episodes that all finished before step 1 was logged)
+    with_agent = [r for r in rows[1:] if "agent/turns" in r]
+    assert with_agent
+    for r in with_agent:
         for key in ("agent/turns", "agent/tool_calls", "agent/answer_rate", "agent/search_rate",
                     "agent/context_overflows", "agent/reward_task", "agent/reward_with_format"):
             assert key in r, key
