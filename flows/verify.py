@@ -49,30 +49,10 @@ def build_checks(cfg: VerifyConfig) -> list[Any]:
             continue
         if isinstance(check, NearDuplicates):
             check.against_stored = True
-            check.embedder = MemoEmbedder()
         out.append(check)
     if source == "hub":
         _require_hub(next(c for c in out if c.name == "decontamination"))
     return out
-
-
-class MemoEmbedder:
-    """The sentence embedder, remembering what it embedded: near-duplicates re-reads the stored
-    questions with every batch, and re-embedding them made verification quadratic."""
-
-    def __init__(self) -> None:
-        self.inner: Any = None
-        self.memo: dict[str, Any] = {}
-
-    def encode(self, texts: list[str]):
-        import numpy as np
-        todo = sorted({t for t in texts if t not in self.memo})
-        if todo:
-            if self.inner is None:
-                from verifiers import SentenceEmbedder
-                self.inner = SentenceEmbedder()
-            self.memo.update(zip(todo, self.inner.encode(todo)))
-        return np.stack([self.memo[t] for t in texts]) if texts else np.zeros((0, 384), "float32")
 
 
 def _require_hub(check: Any) -> None:

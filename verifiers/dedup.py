@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -116,16 +116,13 @@ class NearDuplicates:
     embedder: Any = None
     against_stored: bool = False
     name: str = "near_duplicates"
+    _memo: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     def run(self, questions: Sequence[QuestionRecord], ctx: CheckContext) -> list[CheckResult]:
         stored = self._stored(ctx, {q.question_id for q in questions})
         ids = [qid for qid, _ in stored] + [q.question_id for q in questions]
         texts = [t for _, t in stored] + [q.question for q in questions]
-        emb = None
-        if self.semantic and texts:
-            if self.embedder is None:
-                self.embedder = SentenceEmbedder()
-            emb = self.embedder.encode(texts)
+        emb = self._encode(texts) if self.semantic and texts else None
         roots, how = cluster(texts, emb, self.threshold)
         out = []
         for i in range(len(stored), len(texts)):
@@ -138,6 +135,16 @@ class NearDuplicates:
                             kind=kind, similarity=round(sim, 4), threshold=self.threshold,
                             kept_is_stored=roots[i] < len(stored)))
         return out
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        """Each text embedded once per check: against the stored questions every batch
+        re-reads them, and re-embedding them made a run of batches quadratic."""
+        todo = sorted({t for t in texts if t not in self._memo})
+        if todo:
+            if self.embedder is None:
+                self.embedder = SentenceEmbedder()
+            self._memo.update(zip(todo, self.embedder.encode(todo)))
+        return np.stack([self._memo[t] for t in texts])
 
     def _stored(self, ctx: CheckContext, batch_ids: set[str]) -> list[tuple[str, str]]:
         if not self.against_stored or ctx.wh is None:

@@ -52,3 +52,25 @@ def test_near_duplicates_against_stored_questions(wh, embedder):
     # Without the option only the batch itself is compared.
     assert [r.status for r in NearDuplicates(embedder=embedder).run(later, CheckContext(wh=wh))] \
         == ["pass", "pass"]
+
+
+def test_each_text_is_embedded_once_per_check():
+    """Batches re-read the stored questions; the check embeds each text only once."""
+    import numpy as np
+
+    from verifiers.dedup import NearDuplicates
+
+    class Counting:
+        def __init__(self):
+            self.seen = []
+
+        def encode(self, texts):
+            self.seen += list(texts)
+            return np.eye(8, dtype=np.float32)[[hash(t) % 8 for t in texts]]
+
+    emb = Counting()
+    check = NearDuplicates(embedder=emb)
+    a, b = ["What is the capital of Varno?", "Who founded Kell?"], ["Who founded Kell?", "When?"]
+    first, second = check._encode(a), check._encode(b)
+    assert sorted(emb.seen) == sorted(set(a + b))
+    assert np.array_equal(first[1], second[0])
