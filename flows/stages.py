@@ -162,12 +162,12 @@ def endpoint_slot(cfg: dict[str, Any]) -> Iterator[None]:
     """Hold one slot of the endpoint's global concurrency limit for the whole task (not per
     request: the client bounds its own requests). The limit is created when missing —
     Prefect silently skips a limit that does not exist."""
-    endpoint = cfg.get("endpoint") if cfg.get("backend", "llm") != "embedded" else None
-    if not endpoint or cfg.get("solver", "llm") == "embedded" and "solver" in cfg:
+    kind = cfg.get("backend", cfg.get("solver"))   # compose has a backend, band a solver
+    if not cfg.get("endpoint") or kind == "embedded":
         yield
         return
     from prefect.concurrency.sync import concurrency
-    name = ensure_endpoint_limit(endpoint, int(cfg.get("max_concurrency") or 8))
+    name = ensure_endpoint_limit(cfg["endpoint"], int(cfg.get("max_concurrency") or 8))
     with concurrency(name, occupy=1, strict=True):
         yield
 
