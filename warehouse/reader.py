@@ -28,6 +28,15 @@ re-check) is no longer served. A row whose band changed is served in its new ban
 so within that epoch it may be served twice or not at all (the cursor keeps no per-row
 state; that is what keeps it small).
 
+Exploration and re-tries (the training loop's starvation rule, training/loop.py): with
+`explore_share` ε > 0 the bands the weights exclude (weight 0 or absent, e.g. too_easy and
+too_hard) are read too, and each draw goes to them with probability ε while they have rows
+left this epoch (split evenly among them); the epoch is still over when the weighted bands
+run out, so explored rows that were not drawn wait for the next epoch. `retry(items)` queues
+items served before the next draws (not counted as draws, so the stream's order is the
+same). When the weighted bands have no rows at all, `next_batch` returns short and
+`ended` says why ("no_rows" or "max_epochs"); `dry_message()` is the line to show.
+
 Memory: nothing grows with the table. Each (re)read evaluates the view one key range of at
 most `range_rows` questions at a time into Arrow files in a temporary folder, one per
 (range, band) in key order (warehouse/ranges.py; removed on close); a band holds the rows
@@ -43,8 +52,9 @@ import functools
 import gc
 import logging
 import time
+from collections import deque
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -93,7 +103,7 @@ class StreamReader:
     def __init__(self, source: str | Path | Warehouse | None, band_weights: dict[str, float],
                  seed: int = 0, where: str | None = None, refresh_s: float = 30.0,
                  max_epochs: int | None = None, *, range_rows: int = ranges.RANGE_ROWS,
-                 scratch_dir: str | Path | None = None):
+                 scratch_dir: str | Path | None = None, explore_share: float = 0.0):
         self.band_weights = _check_weights(band_weights)
         self.seed = int(seed)
         self.where = where
@@ -102,11 +112,13 @@ class StreamReader:
         self.range_rows = int(range_rows)
         self._owns = not isinstance(source, Warehouse)
         self._wh = open_warehouse(source, create=False, read_only=True) if self._owns else source
-        self._bands = [b for b, w in self.band_weights.items() if w > 0]
+        self._main = [b for b, w in self.band_weights.items() if w > 0]
+        self.explore(explore_share)
+        self._retry: deque[TrainItem] = deque()
+        self.ended: str | None = None  # why the last next_batch came back short
         self._scratch = ranges.Scratch(self._wh.location, scratch_dir, self._wh.snapshot)
         self.epoch = 0
         self._draws = 0
-        self._cursor = {b: -1 for b in self._bands}
         self.rebuilds = 0  # how often train_ready was re-read (tests, logs)
         self._built = False  # built on first use, so a load_state_dict right after is free
 
@@ -123,20 +135,49 @@ class StreamReader:
         """Up to n items, crossing into the next epoch when this one runs out.
 
         Returns fewer than n (possibly none) only when `train_ready` has no rows for the
-        weighted bands, or when `max_epochs` is reached."""
-        out: list[TrainItem] = []
+        weighted bands, or when `max_epochs` is reached (`ended` says which)."""
+        out: list[TrainItem] = [self._retry.popleft() for _ in range(min(n, len(self._retry)))]
         self._ensure_built()
         self._maybe_refresh()
+        self.ended = None
         while len(out) < n:
             out.extend(self._draw(n - len(out)))
             if len(out) < n and not self._next_epoch():
                 break
         return out
 
+    def explore(self, share: float, bands: Iterable[str] | None = None) -> None:
+        """Draw a share ε of the stream from `bands` (default: those the weights exclude)."""
+        if not 0 <= share < 1:
+            raise ValueError(f"explore_share must be in [0, 1), got {share}")
+        bands = [b for b in BANDS if b not in self._main] if bands is None else list(bands)
+        unknown = sorted(set(bands) - set(BANDS))
+        if unknown:
+            raise ValueError(f"unknown band(s) {unknown} to explore; bands are {list(BANDS)}")
+        self.explore_share = float(share)
+        self._explore = [b for b in bands if b not in self._main] if share > 0 else []
+        self._bands = self._main + self._explore
+        self._cursor = {b: getattr(self, "_cursor", {}).get(b, -1) for b in self._bands}
+        self._built = False
+
+    def retry(self, items: Iterable[TrainItem]) -> int:
+        """Queue items to serve before the next draws (re-tries of excluded questions)."""
+        before = len(self._retry)
+        self._retry.extend(items)
+        return len(self._retry) - before
+
+    def dry_message(self) -> str:
+        """Why the stream came back short, in one line."""
+        if self.ended == "max_epochs":
+            return f"the reader served its max_epochs = {self.max_epochs}"
+        return (f"train_ready has no rows left in the streamed bands ({', '.join(self._main)}"
+                f"{' + explored ' + ', '.join(self._explore) if self._explore else ''})")
+
     def state_dict(self) -> dict[str, Any]:
         return {"version": STATE_VERSION, "epoch": self.epoch, "seed": self.seed,
                 "draws": self._draws, "cursor": dict(self._cursor),
-                "band_weights": dict(self.band_weights), "where": self.where}
+                "band_weights": dict(self.band_weights), "where": self.where,
+                "explore_share": self.explore_share}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state.get("version") != STATE_VERSION:
@@ -144,7 +185,8 @@ class StreamReader:
                              f"{STATE_VERSION}; it was saved by another version of the reader")
         self.epoch, self.seed = int(state["epoch"]), int(state["seed"])
         self._draws = int(state["draws"])
-        self._cursor = {b: int(state["cursor"].get(b, -1)) for b in self._bands}
+        saved = {b: int(c) for b, c in state["cursor"].items() if b in BANDS}
+        self._cursor = {**saved, **{b: saved.get(b, -1) for b in self._bands}}
         self._built = False
 
     def remaining(self) -> dict[str, int]:
@@ -218,17 +260,25 @@ class StreamReader:
     def _next_epoch(self) -> bool:
         """Start the next epoch if this one is really over; False when nothing is left."""
         self._refresh()  # rows committed ahead of the cursors join this epoch
-        if any(self._left.values()):
+        if self._main_left():
             return True
         if self.max_epochs is not None and self.epoch + 1 >= self.max_epochs:
+            self.ended = "max_epochs"
             return False
+        self.ended = "no_rows"
         if self._draws == 0:  # nothing to serve at all
             return False
         self.epoch += 1
         self._draws = 0
         self._cursor = {b: -1 for b in self._bands}
         self._build()
-        return any(self._left.values())
+        if self._main_left():
+            self.ended = None
+            return True
+        return False
+
+    def _main_left(self) -> bool:
+        return any(self._left[b] for b in self._main)
 
     # ---- sampling --------------------------------------------------------------------
 
@@ -240,7 +290,7 @@ class StreamReader:
                 if self._left[b] and not self._loaded[b].room():
                     self._fill(b)
             live = [b for b in self._bands if self._left[b]]
-            if not live:
+            if not any(b in self._main for b in live):  # the epoch is over
                 break
             out.extend(self._draw_loaded(live, min(n - len(out), sum(self._left.values()))))
         return out
@@ -248,7 +298,7 @@ class StreamReader:
     def _draw_loaded(self, live: list[str], k: int) -> list[TrainItem]:
         """Up to k draws among `live` bands, stopping where a band's loaded rows run out."""
         u = ranges.uniforms(self.seed, self.epoch, self._draws, k)
-        w = np.array([self.band_weights[b] for b in live])
+        w = self._draw_weights(live)
         choice = np.minimum(np.searchsorted(np.cumsum(w) / w.sum(), u, side="right"),
                             len(live) - 1)
         end = k
@@ -270,6 +320,14 @@ class StreamReader:
             self._left[b] -= len(hits)
         self._draws += end
         return picks
+
+
+    def _draw_weights(self, live: list[str]) -> np.ndarray:
+        """Band weights among live bands; the live explored bands share ε of the total."""
+        main = sum(self.band_weights[b] for b in live if b in self._main)
+        explored = [b for b in live if b not in self._main]
+        each = self.explore_share / (1 - self.explore_share) * main / max(len(explored), 1)
+        return np.array([self.band_weights[b] if b in self._main else each for b in live])
 
 
 def _to_items(batch: Any) -> list[TrainItem]:
