@@ -166,8 +166,8 @@ def finish_summary(wh, summary: BandSummary, key: str, hops: dict[str, int], cfg
     """Band x hops and mean pass rate by hops over every row of this invocation (also the
     ones an interrupted earlier run wrote), and the plot beside the summary."""
     from difficulty.report import band_hops_table, plot_band_hops
-    rows = wh.sql("SELECT question_id, band, pass_rate FROM difficulty WHERE "
-                  "json_extract_string(details, '$.key') = ?", [key]).to_pylist()
+    rows = wh.sql("SELECT question_id, band, pass_rate FROM difficulty WHERE "  # '' = no details
+                  "json_extract_string(nullif(details, ''), '$.key') = ?", [key]).to_pylist()
     rows = [r for r in rows if r["question_id"] in hops]
     summary.by_band_hops, summary.mean_pass_rate_by_hops = band_hops_table(rows, hops)
     if cfg.plot and rows:

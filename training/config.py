@@ -23,6 +23,9 @@ class ModelConfig(_Strict):
     tiny_kv_heads: int = 2
     tiny_intermediate: int = 256
     tiny_vocab_size: int = 512
+    tiny_tokenizer: Literal["bpe", "pages"] = Field(
+        "bpe", description="bpe: byte-level BPE on synthetic text (tiny_vocab_size); pages: "
+        "word-level on the warehouse's page store (names and numbers one token each)")
     seed: int = 0
 
 
@@ -86,7 +89,8 @@ class RolloutConfig(_Strict):
     workflow: Literal["qa", "search"] = Field(
         "qa", description="qa: single-turn answers; search: the multi-turn search agent "
         "(training/agent.py) with search/open over the warehouse's pages, see `agent:`")
-    tool_latency_median_s: float = Field(0.0, ge=0, description="simulated tool latency")
+    tool_latency_median_s: float = Field(0.0, ge=0, description="simulated tool latency, "
+                                         "lognormal: per episode (qa), per tool call (search)")
     tool_latency_sigma: float = Field(1.2, ge=0)
     vllm_kwargs: dict[str, Any] = Field(default_factory=dict)
 
@@ -162,6 +166,22 @@ class AgentConfig(_Strict):
                                  "is given (logged apart from the task reward)")
 
 
+class LoopConfig(_Strict):
+    """Closing the loop (training/loop.py): what training sees re-bands what it streams next."""
+
+    reband_every: int = Field(0, ge=0, description="re-band the questions this run rolled out "
+                              "from their rollouts every K steps (difficulty rows with source "
+                              "'training'); 0 = off, and then nothing below applies")
+    rollout_window: int = Field(1, ge=0, description="a question's band comes from its rollouts "
+                                "in its last N policy versions (0 = all pooled)")
+    explore_share: float = Field(0.1, ge=0, lt=1, description="ε: share of draws from the "
+                                 "bands data.band_weights excludes (e.g. too_easy, too_hard), so "
+                                 "a question there can come back when the policy changes")
+    retry_after_versions: int = Field(0, ge=0, description="M: a question the loop banded into "
+                                      "an excluded band is served again once M policy versions "
+                                      "passed since its last rollout (0 = off)")
+
+
 class TrainConfig(_Strict):
     steps: int = Field(100, ge=1)
     eval_every: int = Field(10, ge=1)
@@ -174,6 +194,7 @@ class TrainConfig(_Strict):
     loss: LossConfig = Field(default_factory=LossConfig)
     warm_start: WarmStartConfig = Field(default_factory=WarmStartConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    loop: LoopConfig = Field(default_factory=LoopConfig)
     engine: dict[str, Any] = Field(default_factory=lambda: {"lr": 1e-3, "build_shm_op": False},
                                    description="DeepSpeedEngineConfig fields")
 

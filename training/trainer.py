@@ -146,10 +146,18 @@ class _Trainer:
             metrics.log({"step": 0, "policy_version": 0, "reward_mean": None,
                          **await self._evaluate(),
                          "elapsed_s": round(time.monotonic() - t_start, 3)})
+        from training.loop import BandLoop
+
+        self.band_loop = BandLoop.attach(cfg.loop, p.reader, p.wh, self.run_id)
         p.controller.fill()
         last: dict[str, Any] = {}
+        done, stopped = start_step, {}
         for step in range(start_step + 1, cfg.steps + 1):
             row = await self._step(step)
+            if row is None:
+                stopped = await self._stream_dry(done)
+                break
+            done = step
             row["elapsed_s"] = round(time.monotonic() - t_start, 3)
             metrics.log(row)
             last = row
@@ -161,19 +169,19 @@ class _Trainer:
         await asyncio.to_thread(p.train_engine.export_weights, str(self.run_dir / "final"))
         self._write_rollouts(p.controller.drain_finished(), trained=False)
         plot_reward_curve(self.run_dir)
-        return {"steps": cfg.steps, "policy_version": p.controller.version,
+        return {"steps": done, **stopped, "policy_version": p.controller.version,
                 "final_reward_mean": last.get("reward_mean"),
                 "final_eval_reward": last.get("eval_reward"),
                 **dict(p.controller.counts), **p.controller.staleness_summary(),
                 "final_model": str(self.run_dir / "final")}
 
-    async def _step(self, step: int) -> dict:
+    async def _step(self, step: int) -> dict | None:
+        """One training step; None when the question stream ran dry."""
         p, cfg = self.p, self.cfg
         t0 = time.monotonic()
         batch = await p.controller.get_batch()
         if batch is None:
-            raise ValueError("the question stream ran dry: no questions in train_ready for "
-                             "the configured band_weights")
+            return None
         t_wait = time.monotonic() - t0
         tensors = build_train_batch(batch, p.pad_id, cfg.loss.scale_adv_by_std)
         t1 = time.monotonic()
@@ -183,19 +191,32 @@ class _Trainer:
         t2 = time.monotonic()
         stats = await asyncio.to_thread(self._train_minibatches, tensors, batch.version)
         t3 = time.monotonic()
-        await self._publish(batch.version + 1)
-        t4 = time.monotonic()
         finished = p.controller.drain_finished()
         self._write_rollouts([(t, None, False) for t, _, acc in finished if not acc],
                              trained=False)
         self._write_rollouts([(t, s) for t, s in zip(batch.trajectories, batch.staleness)],
                              trained=True)
+        # Before the new weights open new groups, so their draws see the new bands.
+        looped = self.band_loop.after_step(step, batch.version + 1) if self.band_loop else {}
+        t_rec = time.monotonic()
+        await self._publish(batch.version + 1)
+        t4 = time.monotonic()
         evaluation = {"eval_reward": None}
         if step % cfg.eval_every == 0 or step == cfg.steps:
             evaluation = await self._evaluate()
-        return self._row(step, batch, tensors, stats, finished, evaluation,
-                         {"wait_batch_s": t_wait, "prox_s": t2 - t1, "train_s": t3 - t2,
-                          "update_s": t4 - t3, "step_s": time.monotonic() - t0})
+        timings = {"wait_batch_s": t_wait, "prox_s": t2 - t1, "train_s": t3 - t2,
+                   "record_s": t_rec - t3, "update_s": t4 - t_rec,
+                   "step_s": time.monotonic() - t0}
+        return {**self._row(step, batch, tensors, stats, finished, evaluation, timings),
+                **looped}
+
+    async def _stream_dry(self, done: int) -> dict:
+        """The question stream ran dry: say so, keep what was trained, stop cleanly."""
+        why = f"the question stream ran dry after step {done}: {self.p.reader.dry_message()}"
+        logger.warning("%s; stopping", why)
+        if done and done % self.cfg.checkpoint_every:
+            await self._checkpoint(done)
+        return {"stopped": "stream_empty", "stopped_reason": why}
 
     def _train_minibatches(self, tensors: dict, version: int) -> dict[str, float]:
         import torch
