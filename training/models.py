@@ -65,6 +65,36 @@ def train_tokenizer(vocab_size: int = 512, texts: list[str] | None = None):
     return fast
 
 
+# Tags, numbers with their separators, words, single punctuation: one token each.
+_WORD_PIECES = r"</?[a-z]+>|\d[\d,.]*\d|\w+|[^\w\s]"
+# Text every agent prompt holds besides the pages: chat roles, tool tags, instructions.
+_PROMPT_TEXT = ("system user assistant tool error malformed timeout not_found "
+                "<search> </search> <open> </open> <answer> </answer> | # "
+                "Answer the question. You may search the pages: write words or url, and read "
+                "the result. End with short answer. with")
+
+
+def train_word_tokenizer(texts: list[str], vocab_size: int = 32000):
+    """A word-level tokenizer over `texts` (the page store): names, numbers and tool tags are
+    one token each, so copying an answer out of a search result is one choice, not a spelling.
+    Decoding joins tokens with spaces; words it never saw map to `<unk>`."""
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.WhitespaceSplit(),
+        pre_tokenizers.Split(Regex(_WORD_PIECES), behavior="isolated")])
+    trainer = trainers.WordLevelTrainer(vocab_size=vocab_size, min_frequency=1,
+                                        special_tokens=SPECIAL_TOKENS + ["<unk>"])
+    tok.train_from_iterator(list(texts) + [_PROMPT_TEXT], trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+        unk_token="<unk>", bos_token=None, additional_special_tokens=SPECIAL_TOKENS[1:])
+    fast.chat_template = CHATML_TEMPLATE
+    return fast
+
+
 def tiny_qwen2_config(vocab_size: int, hidden: int = 128, layers: int = 2, heads: int = 4,
                       kv_heads: int = 2, intermediate: int = 256, max_positions: int = 1024,
                       eos_token_id: int = 2, pad_token_id: int = 0):
@@ -86,12 +116,13 @@ def tiny_qwen2_config(vocab_size: int, hidden: int = 128, layers: int = 2, heads
 def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int = 128,
                      layers: int = 2, heads: int = 4, kv_heads: int = 2,
                      intermediate: int = 256, seed: int = 0, model_vocab_size: int | None = None,
-                     overwrite: bool = False) -> Path:
+                     overwrite: bool = False, word_texts: list[str] | None = None) -> Path:
     """Build (or reuse) a random tiny Qwen2 + tokenizer in `out_dir`; returns the path.
 
     Reuse is keyed on the arguments, recorded in `tiny_model.json`, so a cached dir built
     with other sizes is rebuilt rather than silently returned. `model_vocab_size` pads the
     embedding beyond the tokenizer (real models do; benchmarks use it to reach real sizes).
+    `word_texts` (the page store) builds a word-level tokenizer on them instead of the BPE one.
     """
     import torch
     from transformers import GenerationConfig, Qwen2ForCausalLM
@@ -100,11 +131,13 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
     spec = dict(vocab_size=vocab_size, hidden=hidden, layers=layers, heads=heads,
                 kv_heads=kv_heads, intermediate=intermediate, seed=seed,
                 model_vocab_size=model_vocab_size)
+    if word_texts:
+        spec["words"] = _digest(word_texts)
     marker = out / _MARKER
     if not overwrite and marker.exists() and json.loads(marker.read_text()) == spec:
         return out
     out.mkdir(parents=True, exist_ok=True)
-    tokenizer = train_tokenizer(vocab_size)
+    tokenizer = train_word_tokenizer(word_texts) if word_texts else train_tokenizer(vocab_size)
     torch.manual_seed(seed)
     config = tiny_qwen2_config(
         max(len(tokenizer), model_vocab_size or 0), hidden, layers, heads, kv_heads, intermediate,
@@ -119,10 +152,30 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
     return out
 
 
-def load_tokenizer(model_path: str | Path):
-    from transformers import AutoTokenizer
+def _digest(texts: list[str]) -> str:
+    """A short fingerprint of the tokenizer's corpus, so another page store rebuilds the model."""
+    import hashlib
 
-    tok = AutoTokenizer.from_pretrained(str(model_path))
+    h = hashlib.sha256()
+    for t in texts:
+        h.update(t.encode("utf-8", "replace") + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _is_word_level(model_path: str | Path) -> bool:
+    """Whether the folder holds a word-level tokenizer (`train_word_tokenizer`)."""
+    path = Path(model_path) / "tokenizer.json"
+    if not path.exists():
+        return False
+    return json.loads(path.read_text()).get("model", {}).get("type") == "WordLevel"
+
+
+def load_tokenizer(model_path: str | Path):
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    # AutoTokenizer would give a tiny Qwen2 model Qwen2's byte-level pre-tokenizer back.
+    loader = PreTrainedTokenizerFast if _is_word_level(model_path) else AutoTokenizer
+    tok = loader.from_pretrained(str(model_path))
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     return tok

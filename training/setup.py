@@ -51,7 +51,7 @@ def write_resolved_config(cfg: TrainConfig, run_dir: Path) -> Path:
     return path
 
 
-def _model_path(cfg: TrainConfig, run_dir: Path) -> Path:
+def _model_path(cfg: TrainConfig, run_dir: Path, wh=None) -> Path:
     if cfg.model.path:
         path = Path(cfg.model.path)
         if not (path / "config.json").exists():
@@ -64,7 +64,19 @@ def _model_path(cfg: TrainConfig, run_dir: Path) -> Path:
     return build_tiny_model(run_dir / "base_model", vocab_size=m.tiny_vocab_size,
                             hidden=m.tiny_hidden, layers=m.tiny_layers, heads=m.tiny_heads,
                             kv_heads=m.tiny_kv_heads, intermediate=m.tiny_intermediate,
-                            seed=m.seed)
+                            seed=m.seed, word_texts=_page_texts(wh) if m.tiny_tokenizer ==
+                            "pages" else None)
+
+
+def _page_texts(wh, limit: int = 20000) -> list[str]:
+    """The page store's texts (the pages the agent's tools show), for the word tokenizer."""
+    if wh is None:
+        raise ValueError("model.tiny_tokenizer: pages needs a warehouse (data.warehouse)")
+    rows = wh.sql(f"select text from pages where text is not null order by url limit {limit}")
+    texts = [r["text"] for r in rows.to_pylist()]
+    if not texts:
+        raise ValueError(f"model.tiny_tokenizer: pages, but the warehouse {wh.root} has no pages")
+    return texts
 
 
 def make_inference_engine(cfg: TrainConfig, path: Path, version: int):
@@ -127,7 +139,7 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
 
         n = load_task(wh, cfg.data.task, cfg.data.task_size, cfg.data.seed)
         logger.info("task %s: %d questions in the warehouse", cfg.data.task, n)
-    model_path = _model_path(cfg, run_dir)
+    model_path = _model_path(cfg, run_dir, wh)
     _, world = rank_and_world()
     if world > 1:  # the followers build their engine shard from the same model
         await asyncio.to_thread(broadcast, (str(model_path), str(ckpt) if ckpt else None))
