@@ -31,6 +31,10 @@ def compose(
         "--max-concurrency", min=1, help="Model calls in flight (llm backend).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model "
                                            "replies (llm backend).")] = False,
+    max_calls: Annotated[Optional[int], typer.Option(
+        "--max-calls", min=1, help="Budget: stop the run after sending this many model calls.")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(
+        "--max-tokens", min=1, help="Budget: stop the run once this many tokens are used.")] = None,
     hops: Annotated[Optional[str], typer.Option(
         "--hops", help="Hops of a composed question: N or LO-HI (default 2-4).")] = None,
     max_questions: Annotated[Optional[int], typer.Option(
@@ -46,8 +50,8 @@ def compose(
     """
     cfg = _config(config, backend=backend, endpoint=endpoint, model=model,
                   api_key_env=api_key_env, max_concurrency=max_concurrency,
-                  cache=False if no_cache else None, hops=hops, max_questions=max_questions,
-                  seed=seed)
+                  cache=False if no_cache else None, max_calls=max_calls, max_tokens=max_tokens,
+                  hops=hops, max_questions=max_questions, seed=seed)
     from datagen.cli_common import open_warehouse
     from datagen.compose.run import NoPages, make_backend
     try:

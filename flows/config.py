@@ -56,6 +56,8 @@ class EndpointSpec(BaseModel):
     model: str | None = None
     api_key_env: str | None = None
     max_concurrency: int = Field(8, ge=1)
+    max_calls: int | None = Field(None, ge=1, description="budget per stage run: calls sent")
+    max_tokens: int | None = Field(None, ge=1, description="budget per stage run: tokens used")
 
     @model_validator(mode="after")
     def _both(self) -> "EndpointSpec":
@@ -131,7 +133,8 @@ def _endpoint_fields(config_cls, spec: EndpointSpec, given: dict[str, Any]) -> d
     """Fill a stage config's endpoint fields from the build's `model` section where it has them."""
     names = getattr(config_cls, "model_fields", {})
     values = {"endpoint": spec.endpoint, "model": spec.model, "api_key_env": spec.api_key_env,
-              "max_concurrency": spec.max_concurrency}
+              "max_concurrency": spec.max_concurrency, "max_calls": spec.max_calls,
+              "max_tokens": spec.max_tokens}
     return {k: v for k, v in values.items()
             if k in names and k not in given and v is not None and spec.endpoint}
 

@@ -13,6 +13,7 @@ import json
 import logging
 import random
 import re
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -131,6 +132,11 @@ class Warehouse:
         self.snapshot = snapshot
         self.max_retries = max_retries
         self._train_ready_snapshot: int | None = None
+        # One object may serve several threads of a stage (the model client's accounting
+        # writer beside the stage's own commits): its reads and each commit attempt take
+        # turns on the one connection. A second connection of the same process to a SQLite
+        # catalog is no way out: concurrent use of two locks that catalog up for good.
+        self._lock = threading.RLock()
         self.con = connect(location)
         try:
             self.con.execute(location.attach_sql(read_only=read_only, snapshot=snapshot))
@@ -195,16 +201,9 @@ class Warehouse:
         last: BaseException | None = None
         for attempt in range(self.max_retries):
             try:
-                if transaction:
-                    self.con.execute("BEGIN TRANSACTION")
-                result = fn(self.con)
-                if transaction:
-                    self.con.execute("COMMIT")
-                return result
+                with self._lock:
+                    return self._attempt(fn, transaction)
             except BaseException as exc:
-                if transaction:  # also on KeyboardInterrupt or a bug in fn: never leave it open
-                    with contextlib.suppress(duckdb.Error):
-                        self.con.execute("ROLLBACK")
                 if not (isinstance(exc, duckdb.Error) and _is_retryable(exc)):
                     raise
                 log.debug("commit conflict (attempt %d): %s", attempt + 1, exc)
@@ -215,6 +214,21 @@ class Warehouse:
         raise errors.CommitConflict(
             f"warehouse {self.root}: commit still conflicting after {self.max_retries} retries "
             f"(last: {first_line})") from last
+
+    def _attempt(self, fn, transaction: bool) -> Any:
+        import duckdb
+        try:
+            if transaction:
+                self.con.execute("BEGIN TRANSACTION")
+            result = fn(self.con)
+            if transaction:
+                self.con.execute("COMMIT")
+            return result
+        except BaseException:
+            if transaction:  # also on KeyboardInterrupt or a bug in fn: never leave it open
+                with contextlib.suppress(duckdb.Error):
+                    self.con.execute("ROLLBACK")
+            raise
 
     def append(self, records: Sequence[Record] | pa.Table, record_type: type[Record] | None = None,
                run_id: str | None = None) -> int:
@@ -314,16 +328,17 @@ class Warehouse:
         the trainer never turns it on. Otherwise, and for queries that also read other
         tables, the view is evaluated in the statement, so it always sees one snapshot.
         """
-        self.con.execute(f"USE {LAKE}")
-        if self.train_ready_copy and self._reads_only_train_ready(query):
-            self._refresh_train_ready_copy()
-            self.con.execute(f"SET search_path = '{_COPIES}.main,{LAKE}.main'")
-        else:
-            self.con.execute(f"SET search_path = '{LAKE}.main'")
-        try:
-            return self.con.execute(query, params or []).to_arrow_table()
-        except Exception as exc:
-            raise _explain_read_error(self, exc) from exc
+        with self._lock:
+            self.con.execute(f"USE {LAKE}")
+            if self.train_ready_copy and self._reads_only_train_ready(query):
+                self._refresh_train_ready_copy()
+                self.con.execute(f"SET search_path = '{_COPIES}.main,{LAKE}.main'")
+            else:
+                self.con.execute(f"SET search_path = '{LAKE}.main'")
+            try:
+                return self.con.execute(query, params or []).to_arrow_table()
+            except Exception as exc:
+                raise _explain_read_error(self, exc) from exc
 
     def read(self, record_type: type[Record], where: str | None = None,
              params: Sequence[Any] | None = None) -> list[Record]:
@@ -339,7 +354,8 @@ class Warehouse:
 
         fetchall, never fetchone: an unfinished result keeps the catalog's SQLite read
         transaction open, and that shared lock blocks every writer (any process)."""
-        return self.con.execute(query, params or []).fetchall()[0][0]
+        with self._lock:
+            return self.con.execute(query, params or []).fetchall()[0][0]
 
     def count(self, table: str) -> int:
         return self.scalar(f"SELECT count(*) FROM {LAKE}.{table}")

@@ -28,6 +28,8 @@ class ComposeConfig(BaseModel):
     api_key_env: str | None = None
     max_concurrency: int = Field(4, ge=1, le=256)
     cache: bool = True
+    max_calls: int | None = Field(None, ge=1, description="budget: model calls sent per run")
+    max_tokens: int | None = Field(None, ge=1, description="budget: tokens used per run")
 
     @model_validator(mode="after")
     def _check(self) -> "ComposeConfig":

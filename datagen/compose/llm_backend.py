@@ -251,11 +251,9 @@ def item_id(chain: Chain) -> str:
 
 def endpoint_config(cfg: Any) -> EndpointConfig:
     """The client settings from a ComposeConfig (a bare http://host:port gets /v1)."""
-    url = cfg.endpoint
-    budget = {k: getattr(cfg, k) for k in ("max_calls", "max_tokens")
-              if getattr(cfg, k, None) is not None}  # once ComposeConfig has the budget fields
-    return EndpointConfig(base_url=url, model=cfg.model, api_key_env=cfg.api_key_env or "",
-                          max_concurrency=cfg.max_concurrency, cache=cfg.cache, **budget)
+    return EndpointConfig(base_url=cfg.endpoint, model=cfg.model, api_key_env=cfg.api_key_env or "",
+                          max_concurrency=cfg.max_concurrency, cache=cfg.cache,
+                          max_calls=cfg.max_calls, max_tokens=cfg.max_tokens)
 
 
 def make_backend(cfg: Any) -> LLMBackend:

@@ -1,22 +1,26 @@
 """Every call becomes an `llm_calls` row; totals go into the stage's summary.
 
-Rows are buffered and written in one commit when the client is closed (or on an explicit
-`flush()`), through the log's own warehouse connection: the stage keeps using its connection
-from its own thread (a DuckDB connection must not be used from two threads at once) and the
-composer calls the client from several threads. Not during the run: two connections of one
-process committing to a SQLite catalog at once starved each other's retries here. So a
-killed run keeps its stored rows but loses the accounting of its calls.
+Rows are buffered and committed in batches while the run goes on: by a writer thread every
+`flush_s` seconds, or as soon as `flush_rows` are waiting, and the rest when the client is
+closed. A killed run so keeps the rows of all but its last few seconds of calls. The writer
+commits through the stage's own `Warehouse` object (its methods take turns on the one
+connection: see warehouse/core.py); a second connection of the same process to a SQLite
+catalog is no option, concurrent use of two locks that catalog up. Past `max_rows` waiting
+(the warehouse is slower than the calls), `record` writes them itself: the buffer is bounded.
 """
 
 from __future__ import annotations
 
 import collections
 import datetime as dt
+import logging
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from datagen.llm.types import ChatRequest, ChatResult
+
+log = logging.getLogger(__name__)
 
 
 def utcnow() -> dt.datetime:
@@ -58,20 +62,30 @@ class Totals:
 class CallLog:
     """Buffered `llm_calls` rows for one run, plus its totals."""
 
-    def __init__(self, wh=None, run_id: str = "", endpoint: str = "", model: str = ""):
+    def __init__(self, wh=None, run_id: str = "", endpoint: str = "", model: str = "", *,
+                 flush_rows: int = 256, max_rows: int = 4096, before_write=None):
         self.wh, self.run_id, self.endpoint, self.model = wh, run_id, endpoint, model
+        self.flush_rows, self.max_rows = flush_rows, max_rows
+        self.before_write = before_write  # called between taking rows and committing them
         self.totals = Totals()
+        self.written = 0
         self._rows: list[Any] = []
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
-        self._writer = None  # our own connection to `wh`, opened at the first flush
+        self.wanted = threading.Event()  # set when a batch is ready: the writer wakes
 
     def record(self, req: ChatRequest, result: ChatResult) -> None:
         """Count the call and queue its row (thread-safe; called from the event loop)."""
         with self._lock:
             self.totals.add(result)
-            if self.wh is not None:
-                self._rows.append((req, result, utcnow()))
+            if self.wh is None:
+                return
+            self._rows.append((req, result, utcnow()))
+            waiting = len(self._rows)
+        if waiting >= self.max_rows:
+            self.flush()  # the writer is far behind: back-pressure instead of a growing buffer
+        elif waiting >= self.flush_rows:
+            self.wanted.set()
 
     def _row(self, req: ChatRequest, result: ChatResult, created_at):
         from warehouse import LLMCallRecord
@@ -84,40 +98,49 @@ class CallLog:
             created_at=created_at)
 
     def flush(self) -> int:
-        """Write the queued rows in one commit; returns how many (rows stay queued if it fails)."""
+        """Commit the queued rows in one commit; returns how many (they stay queued if it
+        fails). `before_write` runs first: the client writes the answers of those calls to
+        its cache, so a row that says `ok` never outlives its cache entry."""
         with self._flush_lock:
             with self._lock:
                 rows, self._rows = self._rows, []
+            if self.before_write is not None:
+                self.before_write()
             if not rows or self.wh is None:
                 return len(rows)
             try:
-                if self._writer is None:
-                    self._writer = self._open_writer()
-                self._writer.append([self._row(*r) for r in rows], run_id=self.run_id or None)
+                self.wh.append([self._row(*r) for r in rows], run_id=self.run_id or None)
             except BaseException:
                 with self._lock:
                     self._rows[:0] = rows
                 raise
+            self.written += len(rows)
             return len(rows)
 
-    def _open_writer(self, tries: int = 30):
-        """Our own connection to the stage's warehouse. Attaching can meet a SQLite catalog
-        locked by another connection's commit: retry, as the warehouse's commits do."""
-        import random
-        import time
 
-        import warehouse
-        for attempt in range(tries):
+class Writer:
+    """A daemon thread that calls `flush` every `every_s` seconds, or at once when `wanted`
+    is set; `stop()` ends it (the owner flushes the rest itself). A failed flush is logged
+    and tried again at the next turn (its rows stay queued)."""
+
+    def __init__(self, flush, wanted: threading.Event, every_s: float, name: str = "llm-writer"):
+        self.flush, self.wanted, self.every_s = flush, wanted, every_s
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopping:
+            self.wanted.wait(self.every_s)
+            self.wanted.clear()
+            if self._stopping:
+                return
             try:
-                return warehouse.open(self.wh.root, create=False)
-            except warehouse.WarehouseError as exc:
-                if "locked" not in str(exc) or attempt == tries - 1:
-                    raise
-                time.sleep(0.05 + random.random() * 0.2)
+                self.flush()
+            except Exception as exc:  # noqa: BLE001 - kept queued; the close() flush raises
+                log.warning("llm_calls: could not write rows yet (%s); retrying", exc)
 
-    def close(self) -> None:
-        """Write the rows, close our connection."""
-        self.flush()
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+    def stop(self) -> None:
+        self._stopping = True
+        self.wanted.set()
+        self._thread.join(30)

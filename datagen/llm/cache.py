@@ -1,6 +1,8 @@
 """The on-disk answer cache: an identical request (same model, messages, sampling
 parameters, n, seed, schema and round) replays its stored answer at no cost; a new round
-index draws new samples. One JSON file per key, written atomically."""
+index draws new samples. One JSON file per key, written atomically. `put` only queues the
+answer (served from memory at once); the client's writer thread writes the files with each
+batch of accounting rows (`drain`), so no file I/O sits on the event loop."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +36,17 @@ class DiskCache:
 
     def __init__(self, root: Path | str):
         self.root = Path(root)
+        self._pending: dict[str, ChatResult] = {}
+        self._lock = threading.Lock()
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> ChatResult | None:
+        queued = self._pending.get(key)
+        if queued is not None:
+            return ChatResult(request_key=key, status="cached", samples=queued.samples,
+                              structured=queued.structured)
         path = self._path(key)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -48,6 +57,23 @@ class DiskCache:
                           structured=data.get("structured", ""))
 
     def put(self, result: ChatResult) -> None:
+        """Queue a successful answer; `drain` writes it."""
+        with self._lock:
+            self._pending[result.request_key] = result
+
+    def drain(self) -> int:
+        """Write the queued answers to disk; returns how many."""
+        with self._lock:
+            todo = list(self._pending.values())
+        for result in todo:
+            self._write(result)
+        with self._lock:
+            for result in todo:
+                if self._pending.get(result.request_key) is result:
+                    del self._pending[result.request_key]
+        return len(todo)
+
+    def _write(self, result: ChatResult) -> None:
         path = self._path(result.request_key)
         path.parent.mkdir(parents=True, exist_ok=True)
         data: dict[str, Any] = {"samples": [dataclasses.asdict(s) for s in result.samples],

@@ -207,8 +207,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--model", default="loopback")
     args = ap.parse_args(argv)
-    try:
-        asyncio.run(serve_echo(args.port, args.latency, args.model))
+    from datagen.llm.client import new_event_loop
+    try:  # uvloop where installed: the endpoint's own CPU must not be what a benchmark measures
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            runner.run(serve_echo(args.port, args.latency, args.model))
     except KeyboardInterrupt:
         pass
     return 0

@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +25,8 @@ from tests.llm import scripted
 from tests.llm.conftest import fast_endpoint
 from verifiers import AnswerNotLeaked, CheckContext, Grounded
 
+REPO = Path(__file__).resolve().parents[2]
+
 pytestmark = pytest.mark.integration
 
 
@@ -27,16 +34,60 @@ def composed(wh) -> list[warehouse.QuestionRecord]:
     return wh.read(warehouse.QuestionRecord, where="composer = 'compose:llm'")
 
 
-def test_competent_model_composes_grounded_unleaked_questions(demo_crawled, tmp_path, capsys):
+def compose_args(root, server, *more: str) -> list[str]:
+    return ["compose", "--warehouse", str(root), "--backend", "llm", "--endpoint",
+            server.base_url.removesuffix("/v1"), "--model", server.models[0], *more]
+
+
+def kill_when_rows_are_stored(cmd: list[str], root, timeout_s: float = 240) -> int:
+    """Run `datagen` in a subprocess, SIGKILL it once llm_calls has rows (so mid-run: the
+    accounting is written while the run goes on); how many rows it had seen."""
+    proc = subprocess.Popen([sys.executable, "-m", "datagen.cli", *cmd], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline, seen = time.monotonic() + timeout_s, 0
+    try:
+        while not seen and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+            seen = llm_rows(root)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        err = proc.communicate()[1].decode(errors="replace")
+    assert seen and proc.returncode == -signal.SIGKILL, (proc.returncode, err[-2000:])
+    return seen
+
+
+def llm_rows(root) -> int:
+    """Rows in llm_calls, read from another process (0 before the warehouse has the table)."""
+    try:
+        with warehouse.open(root, read_only=True) as wh:
+            return wh.count("llm_calls")
+    except Exception:  # noqa: BLE001 - not created yet, or a commit in progress: ask again
+        return 0
+
+
+@pytest.mark.slow
+def test_competent_model_composes_grounded_questions_and_a_killed_run_keeps_its_calls(
+        demo_crawled, tmp_path, capsys):
+    """A run SIGKILLed mid-way keeps the llm_calls rows of its finished calls; the resumed
+    run writes its own rows (cache replays), never the killed run's again, pays no call twice,
+    and ends with >= 50 stored questions that pass the grounding and leak checks."""
     root = tmp_path / "wh"
     _copy_warehouse(demo_crawled, root).close()
     with LoopbackLLM(scripted.respond, models=("scripted",)) as server:
-        code = main(["compose", "--warehouse", str(root), "--backend", "llm", "--endpoint",
-                     server.base_url.removesuffix("/v1"), "--model", "scripted",
-                     "--max-questions", "52", "--max-concurrency", "8"])
+        args = compose_args(root, server, "--max-questions", "52", "--max-concurrency", "8")
+        seen = kill_when_rows_are_stored(args, root)
+        killed = rows_by_run(root)
+        assert len(killed) == 1 and seen <= sum(killed.values())
+        code = main(args)
     assert code == 0, capsys.readouterr().err
     wh = warehouse.open(root)
     try:
+        [(killed_run, n_killed)] = killed.items()
+        assert rows_by_run(wh)[killed_run] == n_killed  # the resumed run did not rewrite them
+        paid_twice = wh.sql("SELECT request_key FROM llm_calls WHERE status = 'ok' "
+                            "GROUP BY ALL HAVING count(*) > 1").num_rows
+        assert paid_twice == 0 and wh.scalar("SELECT count(*) FROM llm_calls WHERE status = "
+                                             "'cached'") > 0
         qs = composed(wh)
         ctx = CheckContext(wh=wh)
         grounded, unleaked = Grounded().run(qs, ctx), AnswerNotLeaked().run(qs, ctx)
@@ -44,16 +95,24 @@ def test_competent_model_composes_grounded_unleaked_questions(demo_crawled, tmp_
                    if g.status == u.status == "pass"]
         assert len(passing) >= 50, [(g.reason, u.reason) for g, u in zip(grounded, unleaked)][:5]
         assert all(q.hops >= 2 and q.backend == "llm" for q in qs)
-        calls = wh.sql("SELECT purpose, status, count(*) AS n FROM llm_calls "
-                       "GROUP BY ALL").to_pylist()
-        purposes = {r["purpose"] for r in calls}
-        assert {"compose/step", "compose/word", "compose/self_check"} <= purposes
-        run = wh.sql("SELECT status, summary FROM runs WHERE kind = 'compose'").to_pylist()[0]
-        assert run["status"] == "succeeded"
-        llm = json.loads(run["summary"])["llm"]  # the client's totals reach runs.summary
-        assert llm["calls"] == sum(r["n"] for r in calls) and llm["structured"] == {"server": llm["calls"]}
+        runs = wh.sql("SELECT run_id, status, summary FROM runs WHERE kind = 'compose' "
+                      "ORDER BY started_at").to_pylist()
+        assert [r["status"] for r in runs] == ["interrupted", "succeeded"]
+        calls = wh.sql("SELECT purpose, count(*) AS n FROM llm_calls WHERE run_id = ? "
+                       "GROUP BY ALL", [runs[1]["run_id"]]).to_pylist()
+        assert {"compose/step", "compose/word", "compose/self_check"} <= {r["purpose"] for r in calls}
+        llm = json.loads(runs[1]["summary"])["llm"]  # the client's totals reach runs.summary
+        assert llm["calls"] == sum(r["n"] for r in calls) and set(llm["structured"]) == {"server"}
     finally:
         wh.close()
+
+
+def rows_by_run(wh_or_root) -> dict[str, int]:
+    if not isinstance(wh_or_root, warehouse.Warehouse):
+        with warehouse.open(wh_or_root) as wh:
+            return rows_by_run(wh)
+    return {r["run_id"]: r["n"] for r in wh_or_root.sql(
+        "SELECT run_id, count(*) AS n FROM llm_calls GROUP BY ALL").to_pylist()}
 
 
 FAULTS = {  # by a hash of the request body: transient faults hit its first sending only
@@ -91,7 +150,8 @@ def run_llm(wh, server, **kw):
     return run_compose(wh, cfg, backend=backend), backend
 
 
-def test_faults_cost_items_not_the_stage_and_rerun_uses_the_cache(demo_crawled, tmp_path):
+def test_faults_cost_items_not_the_stage_and_rerun_uses_the_cache(demo_crawled, tmp_path,
+                                                                  capsys):
     wh = _copy_warehouse(demo_crawled, tmp_path / "wh")
     try:
         with LoopbackLLM(Faulty()) as server:
@@ -119,6 +179,7 @@ def test_faults_cost_items_not_the_stage_and_rerun_uses_the_cache(demo_crawled, 
                     r["status"] == "ok" for r in rows)
             finally:
                 wh2.close()
+            budget_stops_the_stage_with_one_line(tmp_path / "wh2", server, capsys)
     finally:
         wh.close()
 
@@ -140,3 +201,27 @@ def test_dead_endpoint_trips_the_breaker_and_keeps_what_was_stored(demo_crawled,
         assert server.count - 100 <= 20 + 4  # the breaker, plus calls already in flight
     finally:
         wh.close()
+
+
+def budget_stops_the_stage_with_one_line(root, server, capsys) -> None:
+    """`--max-calls`: the run stops after that many calls sent, with one line and exit 1, its
+    run marked failed with the reason; the calls it cut short are rows of their own."""
+    capsys.readouterr()
+    code = main(compose_args(root, server, "--no-cache", "--max-calls", "5"))
+    err = capsys.readouterr().err.strip()
+    assert code != 0 and err.count("\n") == 0 and "max_calls=5" in err, err
+    with warehouse.open(root) as wh:
+        run = wh.sql("SELECT run_id, status, summary FROM runs WHERE kind = 'compose' "
+                     "ORDER BY started_at DESC LIMIT 1").to_pylist()[0]
+        assert run["status"] == "failed" and "max_calls=5" in json.loads(run["summary"])["error"]
+        rows = wh.sql("SELECT error FROM llm_calls WHERE run_id = ?", [run["run_id"]]).to_pylist()
+    assert sum(not r["error"].startswith("stopped") for r in rows) == 5 < len(rows)
+
+
+def test_budget_caps_reach_the_client_from_the_build_config():
+    from datagen.compose.llm_backend import endpoint_config
+    from flows.config import BuildConfig
+    build = BuildConfig(model={"endpoint": "http://h:1/v1", "model": "m", "max_tokens": 900},
+                        compose={"max_calls": 40})
+    ep = endpoint_config(ComposeConfig(**build.compose_fields()))
+    assert (ep.max_calls, ep.max_tokens) == (40, 900)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -71,8 +72,12 @@ def test_every_call_is_an_llm_calls_row(llm_server, wh):
     run_id = wh.start_run("compose", {"endpoint": llm_server.base_url})
     reqs = [ChatRequest(user("good"), schema=SCHEMA, purpose="compose/seed", item_id="s1"),
             ChatRequest(user("bad"), purpose="compose/inject", item_id="s2")]
-    with ChatClient(fast_endpoint(llm_server.base_url), wh=wh, run_id=run_id) as client:
+    with ChatClient(fast_endpoint(llm_server.base_url), wh=wh, run_id=run_id, flush_s=0.05) as client:
         client.chat_many(reqs)
+        deadline = time.monotonic() + 20  # written while the client is open: a killed run keeps them
+        while wh.count("llm_calls") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert wh.count("llm_calls") == 2 and client.log.written == 2
     with ChatClient(fast_endpoint(llm_server.base_url), wh=wh, run_id=run_id) as client:
         client.chat_many(reqs)
         totals = client.totals()
