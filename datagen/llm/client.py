@@ -59,7 +59,7 @@ class ChatClient:
 
     def __init__(self, endpoint: EndpointConfig, *, wh=None, run_id: str = "",
                  cache_dir: Path | str | None = None, flush_s: float = 2.0,
-                 flush_rows: int = 256):
+                 flush_rows: int = 1000):
         self.endpoint = endpoint
         self._headers = {"Content-Type": "application/json"}
         key = resolve_api_key(endpoint.api_key_env)
@@ -329,12 +329,9 @@ class ChatClient:
         self._raise_if_tripped()
 
     async def _start(self) -> None:
-        import aiohttp
         ep = self.endpoint
         self._sem = asyncio.Semaphore(ep.max_concurrency)
-        self._http = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=ep.max_concurrency),
-            timeout=aiohttp.ClientTimeout(total=None), trust_env=True)
+        self._http = transport.open_session(ep.base_url, ep.max_concurrency)
         if ep.preflight:
             await self._preflight()
 

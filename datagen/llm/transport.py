@@ -48,6 +48,25 @@ def retry_after_s(value: str | None, now: dt.datetime | None = None) -> float | 
     return max(0.0, (when - now).total_seconds())
 
 
+def open_session(base_url: str, max_connections: int):
+    """The aiohttp session of one endpoint. The proxy the environment names for it
+    (HTTP(S)_PROXY, NO_PROXY) is looked up once, here: aiohttp's `trust_env` would look it
+    up, and ~/.netrc, on a worker thread for every request, two thread hand-offs that cost
+    more than the request itself on a busy machine (benchmarks/bench_llm.py)."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    import aiohttp
+    parts = urlsplit(base_url)
+    proxies = urllib.request.getproxies()
+    bypass = urllib.request.proxy_bypass(parts.hostname or "") if proxies else True
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=max_connections),
+        timeout=aiohttp.ClientTimeout(total=None), trust_env=False,
+        cookie_jar=aiohttp.DummyCookieJar(),  # an API sets no cookies; the jar costs CPU per request
+        proxy=None if bypass else proxies.get(parts.scheme))
+
+
 async def post_json(http, url: str, body: dict[str, Any], headers: dict[str, str],
                     timeout_s: float) -> dict[str, Any]:
     """POST and return the decoded JSON object; the whole exchange (a trickling body
