@@ -5,15 +5,18 @@ On Dask, the stages that parallelise are cut into shards, one Prefect task each,
 shards run on the workers at the same time:
 
     crawl    by host (seeds grouped by host; the crawl stays on its seeds' hosts)
-    compose  by seed batch (batch j goes to shard j mod n), when run_compose takes `shard`
-    verify   by question batch (ids split into n contiguous ranges)
+    compose  by seed (run_compose(shard=(i, n)): the seeds whose stable hash is i mod n;
+             unsharded when max_questions is set — a budget over all seeds)
+    verify   by question batch (ids split into n contiguous ranges, none smaller than the
+             stage's batch_size: fewer questions than that run as one task)
     band     by question batch (the same)
 
 A shard is the stage's own entry point on a subset (`run_verify(where=…)`,
-`BandConfig.where`, `CrawlConfig.seeds`): it opens the warehouse itself and its rows land
-through the warehouse's atomic commits (a busy catalog is retried there), with its own
-`runs` row whose parent is the stage's run; the stage's run (in the flow's process) names
-the build as its parent, counts the shards' rows and lists the workers that ran them.
+`BandConfig.where`, `CrawlConfig.seeds`, `run_compose(shard=…)`): it opens the warehouse
+itself and its rows land through the warehouse's atomic commits (a busy catalog is retried
+there), with its own `runs` row whose parent is the stage's run; the stage's run (in the
+flow's process) names the build as its parent, counts the shards' rows and lists the
+workers that ran them.
 A stage with one shard (the demo crawl: one host) runs its usual task on a worker.
 
 The scheduler is `dask_address` (a team's running cluster) or, by default, a local cluster
@@ -32,7 +35,9 @@ from urllib.parse import urlparse
 from prefect import task
 
 from flows.config import config_hash
-from flows.stages import TASK_OPTS, StageResult, _warehouse, rows_of, rows_present
+from flows.stages import (
+    TASK_OPTS, StageResult, _warehouse, endpoint_slot, rows_of, rows_present,
+)
 
 SHARDS_PER_THREAD = 1  # one shard per worker thread: each verify shard loads the sentence embedder
 
@@ -98,12 +103,18 @@ def plan(stage: str, root: str, cfg: dict[str, Any], demo: Any, n: int) -> list[
     if stage == "crawl":
         return [] if demo is not None else _by_host(cfg.get("seeds") or [])
     if stage == "compose":
-        return [] if cfg.get("max_questions") or not compose_shards_supported() else [
-            {"shard": [i, n]} for i in range(n)]
+        return [] if cfg.get("max_questions") else [{"shard": [i, n]} for i in range(n)]
     with _warehouse(root) as wh:
         ids = _verify_ids(wh) if stage == "verify" else _band_ids(wh, cfg)
-    size = -(-len(ids) // n) if ids else 0
-    return [{"ids": ids[i:i + size]} for i in range(0, len(ids), size)] if size else []
+    return [{"ids": part} for part in ranges(ids, n, int(cfg.get("batch_size") or 1))]
+
+
+def ranges(ids: list[str], n: int, batch: int) -> list[list[str]]:
+    """`ids` in at most n contiguous ranges of at least one commit batch each: a shard pays a
+    fixed start-up on its worker (verify loads the sentence embedder, band the places
+    gazetteer), worth it for a batch or more, not for a handful of questions."""
+    size = -(-len(ids) // max(1, min(n, len(ids) // max(1, batch))))
+    return [ids[i:i + size] for i in range(0, len(ids), size)] if ids else []
 
 
 def _by_host(seeds: list[str]) -> list[dict[str, Any]]:
@@ -125,13 +136,6 @@ def _band_ids(wh, cfg: dict[str, Any]) -> list[str]:
     return [it.question.question_id for it in items]
 
 
-def compose_shards_supported() -> bool:
-    """run_compose takes `shard=(index, count)` (see CONTRACTS.md); until then one task."""
-    import inspect
-    from datagen.compose import run_compose
-    return "shard" in inspect.signature(run_compose).parameters
-
-
 def _in(ids: list[str]) -> str:
     return "question_id in (" + ", ".join("'" + i.replace("'", "''") + "'" for i in ids) + ")"
 
@@ -141,8 +145,9 @@ def _in(ids: list[str]) -> str:
 @task(name="shard", **TASK_OPTS)
 def shard_task(stage: str, root: str, cfg: dict[str, Any], parent_run_id: str,
                cache_key: str, part: dict[str, Any]) -> StageResult:
-    """One shard of a stage, on a worker: the stage's entry point on its part."""
-    with _warehouse(root) as wh:
+    """One shard of a stage, on a worker: the stage's entry point on its part (holding a slot
+    of the model endpoint's limit, as the stage's own task does)."""
+    with _warehouse(root) as wh, endpoint_slot(cfg):
         summary = _SHARD_RUNS[stage](wh, cfg, part, parent_run_id)
         n = rows_of(wh, stage, summary.run_id)
         return StageResult(stage, summary.run_id, cache_key, n,

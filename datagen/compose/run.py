@@ -4,6 +4,10 @@ Resumable: question ids are content ids of the normalised question and answer, r
 in the warehouse are not written again, and a seed that already has a composed child (of
 this backend) is not composed again. So a rerun after a crash continues where the last
 committed batch ended, and a rerun after success adds nothing.
+
+Sharded (`shard=(i, n)`, the Dask runner's compose tasks): run i of n takes the seeds whose
+stable hash is i mod n, so n runs, in any order or at the same time, write the questions one
+unsharded run writes. Each shard still reads every page (the fact store is global).
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ class ComposeSummary:
     seeds_done: int = 0
     elapsed_s: float = 0.0
     llm: dict = field(default_factory=dict)      # the model backend's totals, where it has one
+    shard: list = field(default_factory=list)    # [i, n] when this run composed shard i of n
     error: str = ""                              # first line of the error that ended the run
 
     @property
@@ -77,12 +82,14 @@ def make_backend(cfg: ComposeConfig):
 
 def run_compose(wh: Any, cfg: ComposeConfig, *, parent_run_id: str = "",
                 progress: Callable[[ComposeSummary], None] | None = None,
-                backend: Any = None) -> ComposeSummary:
+                backend: Any = None, shard: tuple[int, int] | None = None) -> ComposeSummary:
     """Compose questions from `wh`'s pages (see the module docstring); a `runs` row of kind
-    'compose' records the config and the summary. Raises NoPages on an empty warehouse."""
+    'compose' records the config and the summary. `shard=(i, n)`: only shard i of n of the
+    seeds. Raises NoPages on an empty warehouse."""
+    _check_shard(cfg, shard)
     backend = backend or make_backend(cfg)
-    run_id = _start_run(wh, cfg, parent_run_id)
-    summary = ComposeSummary(run_id=run_id, backend=backend.name)
+    run_id = _start_run(wh, cfg, parent_run_id, shard)
+    summary = ComposeSummary(run_id=run_id, backend=backend.name, shard=list(shard or []))
     status = "failed"
     try:
         if hasattr(backend, "start"):
@@ -104,6 +111,28 @@ def run_compose(wh: Any, cfg: ComposeConfig, *, parent_run_id: str = "",
     return summary
 
 
+def _check_shard(cfg: ComposeConfig, shard: tuple[int, int] | None) -> None:
+    """A shard is (index, count) with 0 <= index < count; max_questions is a budget over all
+    seeds, which no shard can keep alone."""
+    if shard is None:
+        return
+    i, n = shard
+    if not 0 <= i < n:
+        raise ValueError(f"shard {tuple(shard)}: give (index, count) with 0 <= index < count")
+    if cfg.max_questions is not None:
+        raise ValueError("max_questions is a budget over all seeds: compose it unsharded")
+
+
+def in_shard(seed: Seed, cfg_seed: int, shard: tuple[int, int] | None) -> bool:
+    """Is `seed` in `shard`? A stable hash of what the seed asks (not of its position), so
+    every seed falls in exactly one shard of n, whatever the run order."""
+    if shard is None:
+        return True
+    f = seed.fact
+    key = content_id(cfg_seed, f.subject, f.relation, f.value, seed.chain.ask.relation, "shard")
+    return int(key, 16) % shard[1] == shard[0]
+
+
 def _finish(wh, run_id: str, status: str, summary: ComposeSummary) -> None:
     # marking the run must never hide the error that ended it
     try:
@@ -112,8 +141,9 @@ def _finish(wh, run_id: str, status: str, summary: ComposeSummary) -> None:
         log.error("could not mark compose run %s %s: %s", run_id, status, exc)
 
 
-def _start_run(wh: Any, cfg: ComposeConfig, parent_run_id: str) -> str:
-    config = cfg.model_dump()
+def _start_run(wh: Any, cfg: ComposeConfig, parent_run_id: str,
+               shard: tuple[int, int] | None = None) -> str:
+    config = {**cfg.model_dump(), **({"shard": list(shard)} if shard else {})}
     if "parent_run_id" in inspect.signature(wh.start_run).parameters:
         return wh.start_run("compose", config, parent_run_id=parent_run_id)
     from warehouse.core import code_version
@@ -149,7 +179,8 @@ def _compose(wh, cfg: ComposeConfig, backend, summary: ComposeSummary, progress)
     store = FactStore(facts, {p.url: p.title for p in pages})
     validator = Validator(store, {p.url: " ".join(p.text.split()) for p in pages},
                           _tools(wh, cfg, store, pages))
-    seeds = make_seeds(store, cfg.seed)
+    shard = tuple(summary.shard) or None
+    seeds = [s for s in make_seeds(store, cfg.seed) if in_shard(s, cfg.seed, shard)]
     summary.seeds_total = len(seeds)
     existing, composed_parents = _existing(wh, backend.name)
     composer = Composer(store, validator, backend, (cfg.hops_min, cfg.hops_max), cfg.max_steps)
@@ -161,6 +192,8 @@ def _compose(wh, cfg: ComposeConfig, backend, summary: ComposeSummary, progress)
         batch = seeds[start:start + cfg.batch_size]
         records = _batch(batch, cfg, backend, validator, composer, summary, existing,
                          composed_parents)
+        if records and shard:  # another shard may have committed the same question since
+            records = _not_stored(wh, records, existing)
         if records:
             wh.append(records, run_id=summary.run_id)  # lineage: the run that made each row
         existing.update(r.question_id for r in records)
@@ -186,6 +219,17 @@ def _existing(wh, backend_name: str) -> tuple[set[str], set[str]]:
         "SELECT DISTINCT parent_id FROM questions WHERE composer = ? AND parent_id IS NOT NULL",
         [f"compose:{backend_name}"]).to_pylist()}
     return ids, parents
+
+
+def _not_stored(wh, records: list[QuestionRecord], existing: set[str]) -> list[QuestionRecord]:
+    """`records` less those whose id is in the warehouse now (a shard's `existing` is read once,
+    at its start; two seeds of different shards can compose the same question)."""
+    ids = [r.question_id for r in records]
+    stored = {r["question_id"] for r in wh.sql(
+        "SELECT question_id FROM questions WHERE question_id IN (SELECT unnest(?))",
+        [ids]).to_pylist()}
+    existing.update(stored)
+    return [r for r in records if r.question_id not in stored]
 
 
 def _reached(cfg: ComposeConfig, summary: ComposeSummary, parents: set[str]) -> bool:

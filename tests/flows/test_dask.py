@@ -1,5 +1,6 @@
 """`runner: dask`: the build's stages run as tasks on a local Dask cluster of 2 worker processes
-and compose the same questions as the default runner."""
+and compose the same questions as the default runner. The build is shared with
+tests/warehouse/test_object_storage.py (tests/warehouse/team_build.py): one per session."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ import pytest
 
 import warehouse
 from tests.warehouse.team_build import CONFIG, dask_build
-
-pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 @pytest.fixture(scope="module")
@@ -24,29 +23,53 @@ def _ids(root) -> set[str]:
         return {r["question_id"] for r in wh.sql("select question_id from questions").to_pylist()}
 
 
+def _runs(root) -> list[dict]:
+    with warehouse.open(root, read_only=True) as wh:
+        rows = wh.sql("select run_id, kind, status, parent_run_id, summary from runs").to_pylist()
+    return [{**r, "summary": json.loads(r["summary"] or "{}")} for r in rows]
+
+
+@pytest.mark.slow
+@pytest.mark.integration
 def test_tasks_ran_on_two_workers_with_the_default_runners_questions(built, tmp_path):
+    """The Dask build: compose and band ran in shards under one stage run each, in >= 2 worker
+    processes; the default runner's compose on the same pages writes the same question ids
+    (the shards' seeds partition its seeds); a sharded rerun on top adds nothing (resume)."""
     from flows import BuildConfig
-    from flows.build import compose_flow, crawl_flow
-    with warehouse.open(built.root, read_only=True) as wh:
-        runs = wh.sql("select run_id, kind, status, parent_run_id, summary from runs").to_pylist()
-        ready = wh.scalar("select count(*) from train_ready")
+    from flows.build import compose_flow
+    from tests.conftest import _copy_warehouse
+    runs = _runs(built.root)
     build = next(r for r in runs if r["kind"] == "build")
-    assert build["status"] == "succeeded" and ready > 0
+    assert build["status"] == "succeeded"
+    sharded = {r["kind"]: r for r in runs if r["summary"].get("runner") == "dask"}
+    assert {"compose", "band"} <= set(sharded), sorted(sharded)
     workers = set()
-    for r in runs:
-        summary = json.loads(r["summary"] or "{}")
-        if summary.get("runner") == "dask":  # a stage cut in shards: its run lists the workers
-            assert r["parent_run_id"] == build["run_id"] and summary["shards"] >= 2
-            shard_parents = {s["parent_run_id"] for s in runs if s["run_id"] in summary["shard_runs"]}
-            assert shard_parents == {r["run_id"]}
-            workers |= set(summary["workers"])
+    for stage in sharded.values():
+        assert stage["parent_run_id"] == build["run_id"] and stage["summary"]["shards"] == 2
+        shards = [r for r in runs if r["run_id"] in stage["summary"]["shard_runs"]]
+        assert {s["parent_run_id"] for s in shards} == {stage["run_id"]} and len(shards) == 2
+        workers |= set(stage["summary"]["workers"])
     pids = {w.rsplit(":", 1)[1] for w in workers}
     assert len(pids) >= 2 and str(os.getpid()) not in pids, workers
-    # the same config on the default runner (crawl + compose decide the question ids)
+    # the default runner's compose stage on the same pages (crawl + compose decide the ids)
+    _copy_warehouse(built.root, tmp_path / "wh").close()
     cfg = BuildConfig(**{**CONFIG, "runner": "default"}).model_dump()
-    crawl_flow(str(tmp_path / "wh"), cfg)
-    compose_flow(str(tmp_path / "wh"), cfg)
+    whole = compose_flow(str(tmp_path / "wh"), cfg).result
     assert _ids(tmp_path / "wh") == _ids(built.root) != set()
+    shard_seeds = sum(s["summary"]["seeds_total"] for s in runs
+                      if s["run_id"] in sharded["compose"]["summary"]["shard_runs"])
+    assert shard_seeds == whole.summary["seeds_total"] > 0
+    _rerun_a_shard_adds_nothing(tmp_path / "wh", cfg)
+
+
+def _rerun_a_shard_adds_nothing(root, cfg) -> None:
+    from datagen.compose import ComposeConfig, run_compose
+    count = "select count(*) as n from questions"
+    with warehouse.open(root) as wh:
+        before = wh.sql(count).to_pylist()
+        again = run_compose(wh, ComposeConfig(**cfg["compose"]), shard=(1, 2))
+        assert again.composed == again.seeds_new == 0 and again.composed_existing > 0
+        assert wh.sql(count).to_pylist() == before
 
 
 def test_dask_settings_are_checked():
@@ -65,3 +88,18 @@ def test_crawl_shards_by_host_and_stage_summary_sums_shards():
     out = merge([StageResult("verify", "v1", "k", 3, {"verdicts": 3, "worker": "h:1"}),
                  StageResult("verify", "v2", "k", 4, {"verdicts": 4, "worker": "h:2"})])
     assert out["rows"] == 7 and out["totals"]["verdicts"] == 7 and out["workers"] == ["h:1", "h:2"]
+
+
+def test_question_batches_are_cut_no_smaller_than_a_commit_batch():
+    from flows.runner import ranges
+    ids = [f"q{i:02d}" for i in range(10)]
+    assert ranges(ids, 2, 3) == [ids[:5], ids[5:]]
+    assert ranges(ids, 4, 4) == [ids[:5], ids[5:]]   # 2 batches' worth: 2 shards, not 4
+    assert ranges(ids, 2, 1000) == [ids] and ranges([], 2, 1) == []
+
+
+def test_a_compose_shard_is_checked():
+    from datagen.compose import ComposeConfig, run_compose
+    for shard, cfg in [((2, 2), {}), ((0, 2), {"max_questions": 5})]:
+        with pytest.raises(ValueError, match="shard|max_questions"):
+            run_compose(None, ComposeConfig(**cfg), shard=shard)

@@ -24,8 +24,14 @@ from pathlib import Path
 
 import pytest
 
+# Small and cheap: the smallest demo world; crawl extraction in the worker's own process;
+# compose in 2 shards (no max_questions: a budget over all seeds is composed unsharded);
+# verify (~220 questions, fewer than one batch) as one task — one sentence-embedder load;
+# band in 2 shards of the composed questions, at most 4 solver attempts each.
 CONFIG = {"demo": {"entities": 30, "seed": 7}, "seed": 0,
-          "compose": {"batch_size": 10, "max_questions": 6},
+          "crawl": {"extract_processes": 0},
+          "compose": {"batch_size": 40},
+          "band": {"where": "hops >= 2", "max_k": 4, "batch_size": 32},
           "runner": "dask", "dask_workers": 2}
 S3_ENV = {"AWS_ACCESS_KEY_ID": "hardqa-test-key", "AWS_SECRET_ACCESS_KEY": "hardqa-test-s3cr3t",
           "AWS_REGION": "us-east-1"}
