@@ -450,10 +450,11 @@ def _robots_agent(user_agent: str) -> str:
 
 
 def run_crawl(cfg: CrawlConfig, wh, on_progress: Callable[[CrawlSummary], None] | None = None,
-              *, parent_run_id: str = "") -> CrawlSummary:
+              *, parent_run_id: str = "", network=None) -> CrawlSummary:
     """Crawl into the warehouse as one `crawl` run (lineage + summary in `runs`; a build's
-    crawl names the build as its parent)."""
+    crawl names the build as its parent). `network`: the socket layer under the address
+    pins (the demo maps its stable URLs to the port it serves on)."""
     with wh.run("crawl", cfg.model_dump(), parent_run_id=parent_run_id) as run:
-        summary = asyncio.run(Crawler(cfg, wh, run.run_id, on_progress).run())
+        summary = asyncio.run(Crawler(cfg, wh, run.run_id, on_progress, network=network).run())
         run.summary = summary.as_dict()
     return summary

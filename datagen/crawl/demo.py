@@ -7,15 +7,19 @@ import os
 from pathlib import Path
 from typing import Callable
 
+import httpcore
+
 from datagen.crawl.config import CrawlConfig
 from datagen.crawl.crawler import CrawlSummary, run_crawl
 from datagen.crawl.server import serve_folder
 
 DEMO_ENTITIES = 2000
 DEMO_SEED = 0
-# A fixed port keeps the demo's URLs stable across runs, so a re-run is a conditional
-# re-crawl (304s) rather than a new site; any free port is the fallback.
+# The demo's pages are stored under this base whatever port its server gets, so a re-run,
+# a resumed build and two builds at once all see the same URLs (a re-run is a conditional
+# re-crawl, 304s); connections to it go to the port served this time (`_ServedPort`).
 DEMO_PORT = 47613
+DEMO_BASE = f"http://127.0.0.1:{DEMO_PORT}"
 
 
 def demo_world_dir(n: int = DEMO_ENTITIES, seed: int = DEMO_SEED) -> Path:
@@ -50,15 +54,22 @@ def demo_config(base_url: str, **overrides) -> CrawlConfig:
 def crawl_demo(wh, n: int = DEMO_ENTITIES, seed: int = DEMO_SEED,
                on_progress: Callable[[CrawlSummary], None] | None = None,
                parent_run_id: str = "", **overrides) -> CrawlSummary:
+    """Serve the demo world on a free port and crawl it as `DEMO_BASE` (stable URLs)."""
     site = demo_world_dir(n, seed)
-    try:
-        server = serve_folder(site, port=DEMO_PORT, subprocess=True)
-        base_url = server.__enter__()
-    except OSError:
-        server = serve_folder(site, port=0, subprocess=True)
-        base_url = server.__enter__()
-    try:
-        return run_crawl(demo_config(base_url, **overrides), wh, on_progress,
-                         parent_run_id=parent_run_id)
-    finally:
-        server.__exit__(None, None, None)
+    with serve_folder(site, port=0, subprocess=True) as base_url:
+        served = _ServedPort(int(base_url.rsplit(":", 1)[1]))
+        return run_crawl(demo_config(DEMO_BASE, **overrides), wh, on_progress,
+                         parent_run_id=parent_run_id, network=served)
+
+
+class _ServedPort(httpcore.AnyIOBackend):
+    """The socket layer under the crawler's address pins: a connection to `DEMO_BASE` goes
+    to the port the demo's server got this time; any other goes where it says."""
+
+    def __init__(self, port: int):
+        self.port = port
+
+    async def connect_tcp(self, host: str, port: int, *args, **kwargs):
+        if (host, port) == ("127.0.0.1", DEMO_PORT):
+            port = self.port
+        return await super().connect_tcp(host, port, *args, **kwargs)

@@ -83,7 +83,8 @@ def test_every_fact_is_on_its_page_with_links(small_world_dir):
 
 def test_crawled_demo_pages_carry_the_ground_truth(small_world_site, wh):
     base, out, world = small_world_site
-    summary = run_crawl(fast_config([base + "/index.html"], extract_processes=1), wh)
+    summary = run_crawl(fast_config([base + "/index.html"], extract_processes=1,
+                                    request_deadline_s=60), wh)  # a loaded machine is slow
     assert summary.failed == 0
     assert summary.by_reason[("skipped", "robots_disallowed")] == 1
     assert summary.by_reason[("skipped", "noindex")] == 1
@@ -110,7 +111,9 @@ def test_crawled_demo_pages_carry_the_ground_truth(small_world_site, wh):
 
 def test_sitemap_seed_reaches_every_page(small_world_site):
     base, out, world = small_world_site
-    summary = asyncio.run(Crawler(fast_config([base + "/sitemap.xml"], max_depth=0), None).run())
+    # the hostile cases' 2.5 s deadline failed pages here on a loaded machine
+    cfg = fast_config([base + "/sitemap.xml"], max_depth=0, request_deadline_s=60)
+    summary = asyncio.run(Crawler(cfg, None).run())
     assert summary.stored == len(world)
 
 
@@ -118,3 +121,31 @@ def test_sitemap_seed_reaches_every_page(small_world_site):
 def test_too_small_a_world_is_a_clear_error(n):
     with pytest.raises(ValueError, match="at least 30"):
         build_world(n)
+
+
+@pytest.mark.integration
+def test_demo_urls_do_not_depend_on_the_port_it_is_served_on(tmp_path, monkeypatch):
+    """Two demo crawls at once (each serves the world on its own free port) store the same
+    URLs, under the demo's stable base; a resumed crawl there requests no stored page. (The
+    demo was served on a fixed port, and a second build at once fell back to another port,
+    so its resume saw a new site.)"""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import warehouse
+    from datagen.crawl import crawl_demo, demo_world_dir
+    from datagen.crawl.demo import DEMO_BASE
+
+    monkeypatch.setenv("DATAGEN_CACHE", str(tmp_path / "cache"))
+    demo_world_dir(40, 0)  # built once, before two crawls would build it at once
+    whs = [warehouse.open(tmp_path / name) for name in ("a", "b")]
+    with ThreadPoolExecutor(2) as pool:
+        firsts = list(pool.map(lambda wh: crawl_demo(wh, n=40, seed=0), whs))
+    urls = [{r["url"] for r in wh.sql("select url from pages").to_pylist()} for wh in whs]
+    assert firsts[0].stored == firsts[1].stored == len(urls[0]) > 40
+    assert urls[0] == urls[1] and all(u.startswith(DEMO_BASE + "/") for u in urls[0])
+    again = crawl_demo(whs[0], n=40, seed=0, resume=True)
+    requested = {r["url"] for r in whs[0].sql(
+        "select url from fetches where run_id = ?", [again.run_id]).to_pylist()}
+    assert again.already_stored >= len(urls[0]) and not requested & urls[0]
+    for wh in whs:
+        wh.close()

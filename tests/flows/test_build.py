@@ -17,8 +17,12 @@ import warehouse
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 # Small batches, so that each stage commits many times and a kill lands between commits.
-CONFIG = ("demo: {entities: 120, seed: 7}\nseed: 0\ncrawl: {batch_size: 10}\n"
-          "compose: {batch_size: 10}\nband: {batch_size: 16}\n")
+# The smallest demo world (40 entities: ~300 questions, several bands, hops 2-4); with 120
+# the build took 3 min here under load and this file ran it five times. Its 41 pages crawl
+# in a second, too fast to be caught running: 0.2 s between requests makes it ~8 s.
+CONFIG = ("demo: {entities: 40, seed: 7}\nseed: 0\n"
+          "crawl: {batch_size: 5, per_host_delay_s: 0.2}\n"
+          "compose: {batch_size: 5}\nband: {batch_size: 16}\n")
 
 
 def _build(root: Path, cfg: Path, capsys=None) -> int:
