@@ -204,7 +204,7 @@ def test_dead_endpoint_trips_the_breaker_and_keeps_what_was_stored(demo_crawled,
 
 
 def budget_stops_the_stage_with_one_line(root, server, capsys) -> None:
-    """`--max-calls`: the run stops after that many calls sent, with one line and exit 1, its
+    """`--max-calls`: the run stops after that many calls sent, one line, a non-zero exit, its
     run marked failed with the reason; the calls it cut short are rows of their own."""
     capsys.readouterr()
     code = main(compose_args(root, server, "--no-cache", "--max-calls", "5"))

