@@ -11,6 +11,11 @@ second identical run must be answered from the cache: the server counts what it 
 
 Last line: RESULT llm ratio=<achieved/ideal req per s> speedup_vs_sequential=<x>
            cached_rerun_calls=<requests the server got during the identical rerun>
+
+On a busy machine every request also waits for the scheduler twice (the endpoint's timer,
+the client's wake-up), which no client can save: the bench also runs a do-nothing client
+(raw keep-alive sockets, no JSON, no cache, no rows) right after, as the machine's floor
+(`floor_ratio`), so the client's own share of a shortfall can be told from the machine's.
 """
 
 from __future__ import annotations
@@ -71,6 +76,37 @@ def timed_run(base_url: str, wh, run_id: str, reqs: list[ChatRequest], concurren
     return elapsed, {**client.totals(), "cpu_ms_per_call": cpu_ms}
 
 
+async def _raw_worker(host: str, port: int, n: int, tag: str) -> None:
+    import asyncio
+    reader, writer = await asyncio.open_connection(host, port)
+    for i in range(n):
+        body = json.dumps({"model": "bench", "n": 1, "messages": [
+            {"role": "user", "content": f"floor {tag} {i}"}]}).encode()
+        writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: "
+                     b"application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))
+        await reader.readexactly(length)
+    writer.close()
+
+
+def floor_ratio(base_url: str, n: int) -> float:
+    """The ratio a client doing no work of its own gets here now (C connections, n requests)."""
+    import asyncio
+    from urllib.parse import urlsplit
+
+    from datagen.llm.client import new_event_loop
+    url = urlsplit(base_url)
+
+    async def run() -> float:
+        t = time.perf_counter()
+        await asyncio.gather(*[_raw_worker(url.hostname, url.port, n // C, str(k)) for k in range(C)])
+        return n / (time.perf_counter() - t) / (C / LATENCY_S)
+    with asyncio.Runner(loop_factory=new_event_loop) as runner:
+        return runner.run(run())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="640 requests (20 x C) instead of 1280")
@@ -91,6 +127,7 @@ def main() -> None:
             seq_rps = SEQUENTIAL_SLICE / seq_secs
             rows = wh.sql("SELECT count(*) AS n FROM llm_calls").column("n")[0].as_py()
             wh.close()
+        floor = floor_ratio(base_url, n)
     finally:
         proc.terminate()
         proc.wait(10)
@@ -104,6 +141,8 @@ def main() -> None:
     print(f"ideal {ideal:.0f} req/s (C / {LATENCY_S} s); cold totals {totals}; rerun cached "
           f"{totals_again['cached']}; llm_calls rows {rows}; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"machine floor: a do-nothing client (raw sockets) got floor_ratio={floor:.3f} "
+          f"right after; the client's ratio is {rps / ideal / floor:.2f} of it")
     print(f"RESULT llm ratio={rps / ideal:.3f} speedup_vs_sequential={rps / seq_rps:.2f} "
           f"cached_rerun_calls={rerun_calls}")
 
