@@ -7,9 +7,11 @@ shards run on the workers at the same time:
     crawl    by host (seeds grouped by host; the crawl stays on its seeds' hosts)
     compose  by seed (run_compose(shard=(i, n)): the seeds whose stable hash is i mod n;
              unsharded when max_questions is set — a budget over all seeds)
-    verify   by question batch (ids split into n contiguous ranges, none smaller than the
-             stage's batch_size: fewer questions than that run as one task)
-    band     by question batch (the same)
+    verify   the per-question checks by question batch (ids split into at most n contiguous
+             ranges, none smaller than the stage's batch_size), and beside them one task
+             with the checks over the whole set (near-duplicates: cut by range, it would
+             miss a pair split across two ranges)
+    band     by question batch (at most n ranges, none smaller than its batch_size)
 
 A shard is the stage's own entry point on a subset (`run_verify(where=…)`,
 `BandConfig.where`, `CrawlConfig.seeds`, `run_compose(shard=…)`): it opens the warehouse
@@ -39,7 +41,8 @@ from flows.stages import (
     TASK_OPTS, StageResult, _warehouse, endpoint_slot, rows_of, rows_present,
 )
 
-SHARDS_PER_THREAD = 1  # one shard per worker thread: each verify shard loads the sentence embedder
+SHARDS_PER_THREAD = 1  # one shard per worker thread
+WHOLE_SET_CHECKS = ("near_duplicates",)  # compare each question with all the others
 
 
 @contextlib.contextmanager
@@ -106,13 +109,14 @@ def plan(stage: str, root: str, cfg: dict[str, Any], demo: Any, n: int) -> list[
         return [] if cfg.get("max_questions") else [{"shard": [i, n]} for i in range(n)]
     with _warehouse(root) as wh:
         ids = _verify_ids(wh) if stage == "verify" else _band_ids(wh, cfg)
-    return [{"ids": part} for part in ranges(ids, n, int(cfg.get("batch_size") or 1))]
+    parts = [{"ids": part} for part in ranges(ids, n, int(cfg.get("batch_size") or 1))]
+    return parts + [{"whole_set": True}] if stage == "verify" and parts else parts
 
 
 def ranges(ids: list[str], n: int, batch: int) -> list[list[str]]:
     """`ids` in at most n contiguous ranges of at least one commit batch each: a shard pays a
-    fixed start-up on its worker (verify loads the sentence embedder, band the places
-    gazetteer), worth it for a batch or more, not for a handful of questions."""
+    fixed start-up on its worker (the page index, the places gazetteer): on a busy machine
+    that CPU is worth it for a batch or more, not for a handful of questions."""
     size = -(-len(ids) // max(1, min(n, len(ids) // max(1, batch))))
     return [ids[i:i + size] for i in range(0, len(ids), size)] if ids else []
 
@@ -165,17 +169,21 @@ def _compose(wh, cfg, part, parent):
 
 
 def _verify(wh, cfg, part, parent):
-    """The shard's questions that still lack a verdict of some check (a rerun skips the rest,
-    as the whole stage does)."""
+    """A range's questions through the per-question checks, or every question through the
+    checks over the whole set; either skips the questions that hold those checks' verdicts
+    (a rerun skips them, as the whole stage does)."""
     from flows.config import VerifyConfig
     from flows.stages import _page_tools
     from flows.verify import build_checks, run_verify, select
     vcfg = VerifyConfig(**cfg)
-    names = [c.name for c in build_checks(vcfg)]
+    whole = bool(part.get("whole_set"))
+    names = [c.name for c in build_checks(vcfg) if (c.name in WHOLE_SET_CHECKS) == whole]
+    if whole:
+        return run_verify(wh, vcfg, parent_run_id=parent, only=names)
     mine = set(part["ids"])
     todo = [q.question_id for q in select(wh, names, None) if q.question_id in mine]
     return run_verify(wh, vcfg, where=_in(todo) if todo else "false", parent_run_id=parent,
-                      extra={"page_tools": _page_tools(wh)})
+                      extra={"page_tools": _page_tools(wh)}, only=names)
 
 
 def _band(wh, cfg, part, parent):

@@ -92,10 +92,12 @@ def _in_list(ids: list[str]) -> str:
 
 def run_verify(wh, cfg: VerifyConfig, *, where: str | None = None, parent_run_id: str = "",
                extra: dict[str, Any] | None = None,
-               progress: Callable[[int, int], None] | None = None) -> VerifySummary:
-    """Check the selected questions batch by batch, as one `verify` run."""
+               progress: Callable[[int, int], None] | None = None,
+               only: list[str] | None = None) -> VerifySummary:
+    """Check the selected questions batch by batch, as one `verify` run (`only`: just these
+    checks, by name — the Dask runner's shards split them)."""
     from verifiers import run_checks
-    checks = build_checks(cfg)
+    checks = [c for c in build_checks(cfg) if only is None or c.name in only]
     names = [c.name for c in checks]
     summary = VerifySummary()
     with wh.run("verify", {**cfg.model_dump(), "where": where, "checks": names},

@@ -32,9 +32,10 @@ def _runs(root) -> list[dict]:
 @pytest.mark.slow
 @pytest.mark.integration
 def test_tasks_ran_on_two_workers_with_the_default_runners_questions(built, tmp_path):
-    """The Dask build: compose and band ran in shards under one stage run each, in >= 2 worker
-    processes; the default runner's compose on the same pages writes the same question ids
-    (the shards' seeds partition its seeds); a sharded rerun on top adds nothing (resume)."""
+    """The Dask build: compose, verify and band ran in shards under one stage run each, in >= 2
+    worker processes (near-duplicates over every question, the other checks by range); the
+    default runner's compose on the same pages writes the same question ids (the shards' seeds
+    partition its seeds); a sharded rerun on top adds nothing (resume)."""
     from flows import BuildConfig
     from flows.build import compose_flow
     from tests.conftest import _copy_warehouse
@@ -42,7 +43,7 @@ def test_tasks_ran_on_two_workers_with_the_default_runners_questions(built, tmp_
     build = next(r for r in runs if r["kind"] == "build")
     assert build["status"] == "succeeded"
     sharded = {r["kind"]: r for r in runs if r["summary"].get("runner") == "dask"}
-    assert {"compose", "band"} <= set(sharded), sorted(sharded)
+    assert {"compose", "verify", "band"} <= set(sharded), sorted(sharded)
     workers = set()
     for stage in sharded.values():
         assert stage["parent_run_id"] == build["run_id"] and stage["summary"]["shards"] == 2
@@ -51,6 +52,10 @@ def test_tasks_ran_on_two_workers_with_the_default_runners_questions(built, tmp_
         workers |= set(stage["summary"]["workers"])
     pids = {w.rsplit(":", 1)[1] for w in workers}
     assert len(pids) >= 2 and str(os.getpid()) not in pids, workers
+    checks = {tuple(sorted(r["summary"]["by_check"])): r["summary"]["questions"] for r in runs
+              if r["run_id"] in sharded["verify"]["summary"]["shard_runs"]}
+    assert checks[("near_duplicates",)] == len(_ids(built.root))
+    assert sum(checks.values()) == 2 * len(_ids(built.root)) and len(checks) == 2, checks
     # the default runner's compose stage on the same pages (crawl + compose decide the ids)
     _copy_warehouse(built.root, tmp_path / "wh").close()
     cfg = BuildConfig(**{**CONFIG, "runner": "default"}).model_dump()
