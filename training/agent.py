@@ -156,6 +156,7 @@ class SearchAgentWorkflow:
     use_tools: bool = True
     system_prompt: str | None = None
     seeded: bool = True
+    tool_latency: Callable[[], float] | None = None   # a sampled wait before each tool call
     _seed: Any = field(default_factory=lambda: random.Random(0))
 
     def __post_init__(self):
@@ -211,6 +212,8 @@ class SearchAgentWorkflow:
             ep.errors["malformed"] += 1
             return f"error: malformed: {action.arg}"
         ep.calls[action.kind] += 1
+        if self.tool_latency is not None:   # a remote search API's latency, per call
+            await asyncio.sleep(self.tool_latency())
         try:
             return await asyncio.wait_for(asyncio.to_thread(self._call, action),
                                           self.tool_timeout_s)
@@ -288,16 +291,19 @@ def agent_metrics(trajectories: list[Trajectory], prefix: str = "agent/") -> dic
 def agent_workflows(cfg: Any, tokenizer: Any, wh: Any) -> tuple[SearchAgentWorkflow, ...]:
     """(training, evaluation) agents for a TrainConfig, with the page tools over `wh`."""
     from datagen.tools import PageTools
+    from training.workflow import lognormal_latency
 
     tools = PageTools.open(wh)
     r, a = cfg.rollout, cfg.agent
+    latency = (lognormal_latency(r.tool_latency_median_s, r.tool_latency_sigma, cfg.seed)
+               if r.tool_latency_median_s > 0 else None)
     common = dict(max_turns=a.max_turns, context_tokens=a.context_tokens,
                   max_new_tokens=r.max_new_tokens, tool_timeout_s=a.tool_timeout_s,
                   max_observation_tokens=a.max_observation_tokens, search_k=a.search_k,
                   snippet_chars=a.snippet_chars, snippet=a.snippet, reward_mode=r.reward,
                   format_reward=a.format_reward, seeded=r.inference == "hf")
     train = SearchAgentWorkflow(tokenizer, tools, temperature=r.temperature, top_p=r.top_p,
-                                _seed=random.Random(cfg.seed), **common)
+                                tool_latency=latency, _seed=random.Random(cfg.seed), **common)
     ev = SearchAgentWorkflow(tokenizer, tools, temperature=r.eval_temperature,
                              _seed=random.Random(cfg.seed + 1), **common)
     return train, ev

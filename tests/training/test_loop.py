@@ -114,3 +114,23 @@ def test_reband_during_training_changes_what_is_served_and_a_dry_stream_stops_cl
     rows = [json.loads(x) for x in metrics]
     assert rows[-1]["step"] == steps and rows[-1]["loop/rebands"] == steps
     wh.close()
+
+
+def test_search_agent_waits_a_sampled_latency_before_each_tool_call(tiny_model_dir):
+    """The async benchmark's multi-turn workload: the latency is per tool call (not per
+    episode), and a malformed turn, which calls no tool, waits nothing."""
+    import asyncio
+
+    from datagen.tools import PageTools
+    from tests.training.test_agent import ITEM, PAGES, ScriptedEngine
+    from training.agent import SearchAgentWorkflow
+    from training.models import load_tokenizer
+
+    tok, waits = load_tokenizer(tiny_model_dir), []
+    agent = SearchAgentWorkflow(tok, PageTools.from_pages(PAGES), max_turns=5,
+                                tool_latency=lambda: waits.append(0.05) or 0.05)
+    engine = ScriptedEngine(tok, ["<search>Varo bridge</search>", "no tag",
+                                  "<open>http://w/varo</open>", "<answer>1934</answer>"])
+    traj = asyncio.run(agent.run_episode(engine, ITEM))
+    assert traj.info["n_tool_calls"] == 2 and len(waits) == 2
+    assert traj.info["episode_s"] >= 0.1 and traj.reward == 1.0
