@@ -57,23 +57,30 @@ def requests(n: int, tag: str) -> list[ChatRequest]:
             for i in range(n)]
 
 
+def warm_up(run_id: str, k: int) -> list[ChatRequest]:
+    """k calls no run repeats (the round is per run), so every connection is open."""
+    return [ChatRequest(({"role": "user", "content": f"warm-up {i}"},), round=hash(run_id))
+            for i in range(k)]
+
+
 def timed_run(base_url: str, wh, run_id: str, reqs: list[ChatRequest], concurrency: int,
               cache_dir: Path) -> tuple[float, dict]:
     """One pass through the composer's code path; the clock includes writing llm_calls."""
     ep = EndpointConfig(base_url=base_url, model="bench", max_concurrency=concurrency)
     client = ChatClient(ep, wh=wh, run_id=run_id, cache_dir=cache_dir)
-    # set-up outside the clock, as in a long stage: preflight, connections, the accounting
-    # writer's warehouse connection (the clock still includes committing every row)
-    client.chat(ChatRequest(({"role": "user", "content": "warm-up"},), round=hash(run_id)))
+    # set-up outside the clock, as in a long stage: preflight, the pool's `concurrency`
+    # connections (the clock still includes committing every row)
+    client.chat_many(warm_up(run_id, concurrency))
     client.flush()
     t, cpu = time.perf_counter(), time.process_time()
     results = client.chat_many(reqs)
-    client.close()
+    answered = time.perf_counter() - t
+    client.close()  # the last rows and cache files: inside the clock
     elapsed = time.perf_counter() - t
     cpu_ms = (time.process_time() - cpu) * 1000 / len(reqs)
     if not all(r.ok for r in results):
         raise SystemExit(f"bench: {sum(not r.ok for r in results)} calls failed")
-    return elapsed, {**client.totals(), "cpu_ms_per_call": cpu_ms}
+    return elapsed, {**client.totals(), "cpu_ms_per_call": cpu_ms, "close_s": elapsed - answered}
 
 
 async def _raw_worker(host: str, port: int, n: int, tag: str) -> None:
@@ -122,7 +129,7 @@ def main() -> None:
             rps = n / secs
             before = server_count(base_url)
             secs_again, totals_again = timed_run(base_url, wh, "bench-rerun", reqs, C, cache)
-            rerun_calls = server_count(base_url) - before - 1  # less the warm-up call
+            rerun_calls = server_count(base_url) - before - C  # less the warm-up calls
             seq_secs, _ = timed_run(base_url, wh, "bench-seq", requests(SEQUENTIAL_SLICE, "s"), 1, cache)
             seq_rps = SEQUENTIAL_SLICE / seq_secs
             rows = wh.sql("SELECT count(*) AS n FROM llm_calls").column("n")[0].as_py()
@@ -136,6 +143,8 @@ def main() -> None:
     print(f"{'concurrent C=32, cold':<28}{n:>10}{secs:>10.2f}{rps:>10.1f}")
     print(f"{'identical rerun (cache)':<28}{n:>10}{secs_again:>10.2f}{n / secs_again:>10.1f}")
     print(f"{'sequential (C=1)':<28}{SEQUENTIAL_SLICE:>10}{seq_secs:>10.2f}{seq_rps:>10.1f}")
+    print(f"of the cold run's {secs:.2f} s, close() (the last rows and cache files) took "
+          f"{totals['close_s']:.2f} s")
     print(f"client CPU per call (cold): {totals['cpu_ms_per_call']:.2f} ms, i.e. at most "
           f"{1000 / totals['cpu_ms_per_call']:.0f} req/s on one free core")
     print(f"ideal {ideal:.0f} req/s (C / {LATENCY_S} s); cold totals {totals}; rerun cached "
