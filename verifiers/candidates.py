@@ -4,8 +4,10 @@ Human raters accept a long answer that contains the gold, and ``is_equivalent``
 (the judging mode) follows them. An RL policy would learn to exploit that: list
 guesses ("Paris, Lyon, Nice"), runs or ranges of numbers ("1934 1935 1936",
 "1934-36"), repeats ("7 7 7"), zero padding ("0008"), filler around the answer,
-or a coarser answer than asked ("the 1930s" for 1934). :func:`refusal` names the
-form, or returns "" when the answer offers one candidate.
+a coarser answer than asked ("the 1930s" for 1934), or a number run into letters
+("ne7ka", "a7" for 7: a tiny policy's syllables glued to the digit, which the word
+splitting of the judging mode reads as "ne 7 ka"). :func:`refusal` names the form, or
+returns "" when the answer offers one candidate.
 
 A candidate is a part of the answer, cut at list separators (``, ; / | &``,
 "and", "or", "nor", "either", brackets, newlines, bullets, JSON arrays), that is
@@ -53,6 +55,16 @@ _RUN = re.compile(rf"(?<![\w.,])(?:{_NUM})(?:\s+(?:{_NUM}))+(?![\w.,]*\d)")
 _ZERO_PADDED = re.compile(r"(?<![\w.,/:'’–—-])0\d+(?![.,:]?\d)")  # not "2001–02", "10:05"
 # A parenthesised abbreviation glosses what precedes it ("Krypton (Kr)", "carbon dioxide (CO2)").
 _GLOSS = re.compile(r"\s*\(\s*[A-Z][A-Za-z0-9]{0,4}\s*\)")
+# After a number, letters that keep it the same answer: units and multipliers ("7km",
+# "7kg", "5bn"), ordinals and plurals ("7th", "1930s"), clock times ("7pm").
+# Any other letters run into a gold number ("ne7ka", "a7", "x1934") make it no answer.
+NUMBER_SUFFIXES = frozenset("""
+st nd rd th s k m b bn mn mln t tn x am pm h hr hrs min mins sec secs ms yr yrs y d
+mm cm km mi ft in yd sq g kg mg lb lbs oz l ml gal w kw mw gw kwh v kv hz khz mhz ghz
+kb mb gb tb kbps mbps gbps mph kph kmh c f bc bce ad ce
+""".split())
+_ALNUM = re.compile(r"[^\W_]+")
+_RUNS = re.compile(r"\d+|[^\W\d_]+")
 _MONTH = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?")
 _DATE = re.compile(rf"\b(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{3,4}}"
                    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+\d{{3,4}}"
@@ -100,6 +112,8 @@ def refusal(answer: str, gold: str, aliases: Sequence[str] = (), question: str |
     masked = _mask(answer, refs)
     if kind in ("year", "number", "date") and _ZERO_PADDED.search(_DATE.sub(" ", masked)):
         return "refused_zero_padding"
+    if kind in ("year", "number", "date") and _glued(masked, refs):
+        return "refused_glued"
     words = canonical_tokens(answer).words
     if any(words == canonical_tokens(r).words for r in refs):
         return ""  # the gold itself, however it is written ("10-12 years" for "10–12 years")
@@ -143,6 +157,26 @@ def _extra_words(answer: str, refs: list[str], question: str | None) -> int:
     return sum(1 for w in canonical_tokens(answer).words
                if w not in known and w not in STOPWORDS and w not in FRAME_WORDS
                and w not in HEDGES)
+
+
+def _glued(masked: str, refs: list[str]) -> bool:
+    """A gold number run into letters that are no unit, ordinal or plural ("ne7ka", "a7",
+    "7ka" for 7). Clean occurrences of the gold are masked already; a gold written with
+    letters ("A7", "B-52") is its own form and stays.
+
+    >>> _glued("ne7ka", ["7"]), _glued("a7", ["7"]), _glued("7km", ["7"]), _glued("mp3", ["7"])
+    (True, True, False, False)
+    """
+    numbers = {n for r in refs for n in re.findall(r"\d+", r.replace(",", ""))}
+    for word in _ALNUM.findall(masked):
+        runs = _RUNS.findall(word)
+        for i, run in enumerate(runs):
+            if len(runs) < 2 or not run.isdigit() or run not in numbers:
+                continue
+            after = runs[i + 1].lower() if i + 1 < len(runs) else ""
+            if i > 0 or (after and after not in NUMBER_SUFFIXES):
+                return True
+    return False
 
 
 def _repeated(answer: str, refs: list[str]) -> bool:

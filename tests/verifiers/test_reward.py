@@ -158,6 +158,11 @@ def test_reward_modes_api():
     ("Paris " + "lorem ipsum dolor sit amet consectetur adipiscing elit sed", "Paris",
      "refused_padding"),
     ("x " * 150 + "Paris", "Paris", "refused_padding"),
+    # a number run into letters: the toy policy's syllables around the digit (fact_copy)
+    ("ne7ka", "7", "refused_glued"),
+    ("a7", "7", "refused_glued"),
+    ("7Fact", "7", "refused_glued"),
+    ("x1934", "1934", "refused_glued"),
 ])
 def test_reward_mode_refuses_what_the_judge_accepts(answer, gold, rule):
     result = score_response(answer, gold)
@@ -174,6 +179,11 @@ def test_reward_mode_refuses_what_the_judge_accepts(answer, gold, rule):
     ("January 26, 1788", "26 January 1788", (), None),
     ("W. C. Röntgen", "Wilhelm Conrad Röntgen", (), None),
     ("the Big Apple", "New York City", ("the Big Apple",), None),
+    ("7", "7", (), "How many bridges does Varno have? Fact: Varno has bridges: 7"),
+    ("7km", "7 km", (), None),
+    ("the 7th", "7th", (), None),
+    ("It closes at 7pm.", "7", (), "When does it close?"),
+    ("The B-52", "B-52", (), None),
 ])
 def test_reward_mode_still_pays_genuine_equivalents(answer, gold, aliases, question):
     result = score_response(answer, gold, aliases, question)
