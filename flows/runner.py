@@ -66,8 +66,9 @@ def cluster(cfg) -> Iterator[str | None]:
     try:
         with dask.config.set({"distributed.worker.daemon": False}), LocalCluster(
                 n_workers=cfg.dask_workers, threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=logging.WARNING,
-                env=worker_env()) as local:
+                dashboard_address=None, silence_logs=logging.WARNING, env=worker_env(),
+                # no dashboard, and its HTTP routes on a free port (not 8787)
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as local:
             yield local.scheduler_address
     finally:
         log.setLevel(level)
