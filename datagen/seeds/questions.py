@@ -84,6 +84,8 @@ def _seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
     root = Node(bare(f.subject), f.subject_url, store.noun(f.subject_url))
     noun = store.noun(f.object_url)
     usable = [t for t in templates if noun or "{an}" not in t]
+    if not usable:  # every wording names the answer's kind, and its page was not crawled
+        return None
     ask = Ask(f.relation, rng.choice(usable), f.value, ANSWER_TYPES[f.value_type],
               f.evidence, f.object_url, answer_noun=noun,
               verb=wording.YEAR_VERB_RELATIONS.get(f.relation, ""))

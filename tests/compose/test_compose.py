@@ -191,3 +191,17 @@ def test_backend_hooks_and_threads_keep_the_output(demo_crawled_copy, demo_compo
     finally:
         ref.close()
     assert ours <= theirs   # same chains, whatever the threads' timing
+
+
+def test_a_partial_crawl_composes_what_its_pages_allow(tmp_path):
+    """Facts whose object page was not crawled (no noun for it) are skipped, not a crash:
+    `crawl_demo(max_pages=8)` then compose raised IndexError on an empty template choice."""
+    from datagen.crawl.demo import crawl_demo
+
+    wh = warehouse.open(tmp_path / "wh")
+    crawl_demo(wh, n=30, seed=7, max_pages=8)
+    summary = run_compose(wh, ComposeConfig(seed=0))
+    assert wh.scalar("select count(*) from pages") <= 8
+    assert not summary.error
+    assert summary.seeds > 0 and summary.composed > 0
+    assert summary.seeds + summary.composed == wh.scalar("select count(*) from questions")
