@@ -59,9 +59,11 @@ class BandLoop:
     def attach(cls, cfg: LoopConfig, reader, wh, run_id: str) -> "BandLoop | None":
         """The loop for a run (None when `reband_every` is 0); turns on the reader's ε share.
         Call before the reader's first draw."""
+        from warehouse.schema import BANDS
+
         if not cfg.reband_every:
             return None
-        excluded = tuple(b for b in _bands() if reader.band_weights.get(b, 0) <= 0)
+        excluded = tuple(b for b in BANDS if reader.band_weights.get(b, 0) <= 0)
         reader.explore(cfg.explore_share, excluded)
         reader.refresh_s = float("inf")   # bands change between epochs only: never served twice
         return cls(cfg, wh, reader, run_id, excluded)
@@ -109,9 +111,3 @@ class BandLoop:
         return [(TrainItem(r["question_id"], r["question"], r["answer"],
                            tuple(r["answer_aliases"] or ()), r["band"], r["pass_rate"]),
                  r["version"]) for r in rows.to_pylist()]
-
-
-def _bands() -> tuple[str, ...]:
-    from warehouse.schema import BANDS
-
-    return tuple(BANDS)
