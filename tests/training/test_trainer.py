@@ -163,7 +163,9 @@ def test_an_unreachable_engine_fails_the_run_with_one_error(tmp_path, monkeypatc
     monkeypatch.setattr(HFInferenceEngine, "agenerate", generate)
     from training.trainer import run_train
 
-    cfg = load_config(write_config(tmp_path, steps=6))
+    # no waiting for groups with a signal (dynamic sampling): the failure is the point here
+    cfg = load_config(write_config(tmp_path, steps=6, rollout={**SMALL["rollout"],
+                                                                "dynamic_sampling": False}))
     with pytest.raises(TrainingFailed, match="^the inference engine is unreachable "
                                              "\\(ConnectError: \\[Errno 111\\][^\n]*$"):
         run_train(cfg, tmp_path / "run", warehouse=tmp_path / "wh",
