@@ -73,7 +73,9 @@ def test_an_interrupted_generation_resumes_under_the_new_weights(engine, policie
 
     # The update races the generation: on an idle machine a server can finish every
     # sequence before the pause lands. Try again then; every attempt must be consistent.
-    for _attempt in range(3):
+    # (3 attempts all lost the race once in the full suite at load ~4: the remote server
+    # streamed a whole 400-token sequence before its pause.)
+    for _attempt in range(8):
         results = asyncio.run(run())
         for r in results:
             assert r.output_versions == sorted(r.output_versions)
