@@ -101,13 +101,11 @@ class BandLoop:
 
     def due(self, version: int) -> list[tuple[object, int]]:
         """(TrainItem, version of its last rollout) of the excluded questions due a re-try."""
-        from warehouse.reader import TrainItem
+        from warehouse.reader import item_from_row
 
         if not self.excluded:
             return []
         bands = ", ".join(f"'{b}'" for b in self.excluded)
         rows = self.wh.sql(_DUE.format(bands=bands), [self.run_id,
                                                       self.cfg.retry_after_versions, version])
-        return [(TrainItem(r["question_id"], r["question"], r["answer"],
-                           tuple(r["answer_aliases"] or ()), r["band"], r["pass_rate"]),
-                 r["version"]) for r in rows.to_pylist()]
+        return [(item_from_row(r), r["version"]) for r in rows.to_pylist()]

@@ -364,9 +364,13 @@ def select_items(source: str | Path | Warehouse, where: str | None = None,
     finally:
         if wh is not source:
             wh.close()
-    return tuple(TrainItem(r["question_id"], r["question"], r["answer"],
-                           tuple(r["answer_aliases"] or ()), r["band"], r["pass_rate"])
-                 for r in rows)
+    return tuple(item_from_row(r) for r in rows)
+
+
+def item_from_row(row: dict) -> TrainItem:
+    """A TrainItem from one train_ready row as a dict (SQL's list of aliases as a tuple)."""
+    return TrainItem(row["question_id"], row["question"], row["answer"],
+                     tuple(row["answer_aliases"] or ()), row["band"], row["pass_rate"])
 
 
 def _mix(h: np.ndarray, seed: int, epoch: int) -> np.ndarray:
