@@ -4,8 +4,10 @@ Scripted episodes are played through the agent workflow itself with a teacher en
 emits planned turns, so the warm-start sequences are token for token what RL episodes look
 like (same template, same observations, same loss mask: no loss on tool output).
 
-- `answers: random` (format only): `<search>` with random words of the question, then
-  `<answer>` with a random word of the results. Teaches the tags, not the task.
+- `answers: random` (format only): `<search>` with the question itself, then `<answer>` with a
+  random word of the result text the agent was shown. Teaches the tags and copying (the query
+  out of the question, an answer out of the observation), not which word answers: a scripted
+  episode is right about once per result's word count, and RL has to learn the rest.
 - `answers: true` (oracle trajectories, WebSailor-style cold start): `<search>` with the
   question; when the gold is not in the results, `<open>` the page whose quote states it, at
   that quote; then `<answer>gold</answer>`. Only training-split questions (the evaluation
@@ -22,6 +24,9 @@ from typing import Any
 from training.api import GenerationResult
 
 
+WARM_START_QUESTIONS = 4096   # scripted episodes: every training question, up to this many
+
+
 class TeacherEngine:
     """An InferenceEngine stand-in that plays planned turns (each ended by EOS)."""
 
@@ -34,16 +39,22 @@ class TeacherEngine:
         return GenerationResult(request.prompt_ids, ids, [0.0] * len(ids), [0] * len(ids), "stop")
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"\w+", text) or ["x"]
+_WORD = re.compile(r"\w(?:[\w,.'-]*\w)?")   # "32,052", "1.5", "O'Neil" stay one word
+
+
+def _shown_words(observation: str) -> list[str]:
+    """The words of a search result's snippets (not its `title | url` lines)."""
+    body = [line for line in observation.splitlines() if " | http" not in line]
+    return _WORD.findall(" ".join(body)) or ["x"]
 
 
 def format_plan(agent, item, rng: random.Random) -> list[str]:
-    """Random query words, then a random word of the results as the answer."""
-    query = " ".join(rng.sample(_words(item.question), min(3, len(_words(item.question)))))
-    hits = agent.tools.search(query, agent.search_k)
-    seen = _words(" ".join(h.snippet for h in hits) or item.question)
-    return [f"<search>{query}</search>", f"<answer>{rng.choice(seen)}</answer>"]
+    """Search the question; answer a random word of the snippets shown."""
+    from training.agent import Action
+
+    shown = agent._call(Action("search", item.question))
+    guess = rng.choice(_shown_words(shown))
+    return [f"<search>{item.question}</search>", f"<answer>{guess}</answer>"]
 
 
 def oracle_plan(agent, item, evidence: list[dict]) -> list[str]:
@@ -94,8 +105,8 @@ def agent_warm_start(p, cfg) -> dict:
     from training.loss import sft_loss_fn
 
     ws = cfg.warm_start
-    trajs = warm_start_sequences(p.workflow, p.wh, p.split.train_where,
-                                 max(ws.batch_size * 4, 64), ws.answers == "true", cfg.seed)
+    trajs = warm_start_sequences(p.workflow, p.wh, p.split.train_where, WARM_START_QUESTIONS,
+                                 ws.answers == "true", cfg.seed)
     if not trajs:
         raise ValueError("warm_start: no training-split questions in train_ready")
     rng = random.Random(cfg.seed)

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from datagen.tools import PageTools
-from training.agent import SearchAgentWorkflow, agent_metrics, parse_action
+from training.agent import Action, SearchAgentWorkflow, agent_metrics, parse_action
 from training.api import GenerationResult
 from warehouse.reader import TrainItem
 
@@ -175,5 +175,9 @@ def test_warm_start_scripts_are_agent_episodes(tok):
     assert traj.reward == 1.0 and traj.info["n_open"] == 1
     assert "built in 1934" in tok.decode([i for i, m in zip(traj.output_ids, traj.loss_mask)
                                           if not m])
+    shown = agent._call(Action("search", ITEM.question))
+    guesses = {format_plan(agent, ITEM, random.Random(s))[1] for s in range(40)}
     fmt = format_plan(agent, ITEM, random.Random(0))
-    assert fmt[0].startswith("<search>") and fmt[1].startswith("<answer>")
+    assert fmt[0] == f"<search>{ITEM.question}</search>"   # the query copies the question
+    words = {g.removeprefix("<answer>").removesuffix("</answer>") for g in guesses}
+    assert len(words) > 2 and all(w in shown for w in words)   # a random word it was shown
