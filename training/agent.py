@@ -83,19 +83,50 @@ def format_search(hits, snippet_chars: int) -> str:
     return "\n".join(f"{h.title} | {h.url}\n{h.snippet[:snippet_chars]}" for h in hits)
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\s+\|\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_RULE = re.compile(r"^[|\s:-]*$")   # a table's |---|---| line
+
+
+def _units(text: str) -> list[str]:
+    """A page's sentences, one table row (`Attendance | 30,745`) counted as one."""
+    out = []
+    for line in text.splitlines():
+        if "|" in line:
+            row = " | ".join(c.strip() for c in line.strip().strip("|").split("|") if c.strip())
+            out += [row] if row and not _RULE.match(line) else []
+        else:
+            out += [p.strip() for p in _SENTENCE.split(line) if p.strip()]
+    return out
+
+
+_STOP = frozenset("a an the of in on at to by for and or is was were be how what when which who "
+                  "whom whose where many much did does do has had have it its".split())
+
+
+def _stems(text: str) -> set[str]:
+    """Content words cut to 5 letters, so "attended" meets "attendance"."""
+    return {w[:5] for w in re.findall(r"\w+", text.lower()) if w not in _STOP}
 
 
 def best_sentences(text: str, query: str) -> str:
-    """The page's sentences, those sharing most words with the query first.
+    """The page's sentences (and table rows), those sharing the query's rarer words first.
+
+    Words are compared as stems without stop words; a word counts 1 / (the number of the page's
+    sentences holding it), so the page's own name, which is in every sentence, hardly counts
+    and "attended" or "founded" decides; ties keep the page's order.
 
     >>> best_sentences("Varo is old. The bridge opened in 1934. It is red.", "when did the bridge open")
     'The bridge opened in 1934. Varo is old. It is red.'
+    >>> best_sentences("Varo is a fair.\\n| Attendance | 30,745 |\\nVaro was in Leith.", "Varo attendance")
+    'Attendance | 30,745 Varo is a fair. Varo was in Leith.'
     """
-    words = set(re.findall(r"\w+", query.lower()))
-    parts = [p.strip() for p in _SENTENCE.split(text) if p.strip()]
-    score = lambda p: -len(words & set(re.findall(r"\w+", p.lower())))  # noqa: E731
-    return " ".join(sorted(parts, key=score))
+    words = _stems(query)
+    parts = _units(text)
+    bags = [_stems(p) & words for p in parts]
+    df = Counter(w for bag in bags for w in bag)
+    score = [-sum(1 / df[w] for w in bag) for bag in bags]
+    order = sorted(range(len(parts)), key=lambda i: score[i])
+    return " ".join(parts[i] for i in order)
 
 
 def format_page(view) -> str:
