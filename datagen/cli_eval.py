@@ -33,7 +33,8 @@ def eval_cmd(
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="First N questions.")] = None,
     no_tools: Annotated[bool, typer.Option(
         "--no-tools", help="checkpoint/endpoint: the single-turn baseline without tools.")] = False,
-    max_turns: Annotated[int, typer.Option("--max-turns", min=1)] = 4,
+    max_turns: Annotated[Optional[int], typer.Option(
+        "--max-turns", min=1, help="Default: the checkpoint's run config, else 4.")] = None,
     endpoint: Annotated[Optional[str], typer.Option("--endpoint", help="OpenAI-compatible URL.")] = None,
     model: Annotated[Optional[str], typer.Option("--model", help="Model name at --endpoint.")] = None,
     temperature: Annotated[float, typer.Option("--temperature")] = 1.0,
@@ -86,7 +87,7 @@ def _questions(wh, questions: Optional[Path], where: Optional[str], limit: Optio
     return load_questions_warehouse(wh, where, limit)
 
 
-def _policy(spec: str, wh, no_tools: bool, max_turns: int, endpoint, model, temperature, seed):
+def _policy(spec: str, wh, no_tools: bool, max_turns: Optional[int], endpoint, model, temperature, seed):
     """(policy, close) for the --policy spec."""
     from datagen.tools import PageTools
     from training import evaluate as ev
@@ -95,14 +96,14 @@ def _policy(spec: str, wh, no_tools: bool, max_turns: int, endpoint, model, temp
     if spec == "oracle":
         return ev.OraclePolicy(tools), lambda: None
     if spec == "random":
-        return ev.RandomPolicy(tools, max_turns, seed), lambda: None
+        return ev.RandomPolicy(tools, max_turns or 4, seed), lambda: None
     if spec == "endpoint":
         if not (endpoint and model):
             raise UserError("--policy endpoint needs --endpoint URL and --model NAME")
         from datagen.llm import ChatClient, EndpointConfig
 
         client = ChatClient(EndpointConfig(base_url=endpoint, model=model))
-        return (ev.EndpointPolicy(client, tools, not no_tools, max_turns,
+        return (ev.EndpointPolicy(client, tools, not no_tools, max_turns or 4,
                                   temperature=temperature), client.close)
     if spec.startswith("checkpoint:"):
         return _checkpoint(Path(spec.split(":", 1)[1]), tools, no_tools, max_turns,
@@ -110,7 +111,29 @@ def _policy(spec: str, wh, no_tools: bool, max_turns: int, endpoint, model, temp
     raise UserError(f"--policy {spec!r}: use checkpoint:PATH, endpoint, oracle or random")
 
 
-def _checkpoint(path: Path, tools, no_tools: bool, max_turns: int, temperature: float, seed: int):
+def run_agent_settings(checkpoint: Path) -> dict:
+    """The agent settings a checkpoint was trained with (search results shown, snippet form,
+    budgets, reward mode), from its run's config.yaml (RUN/weights/vN), so it is evaluated in
+    the environment it learned; {} for a model folder outside a run."""
+    from training.config import load_config
+
+    config = checkpoint.resolve().parent.parent / "config.yaml"
+    if not config.is_file():
+        return {}
+    try:
+        cfg = load_config(config)
+    except (ValueError, OSError) as exc:
+        raise UserError(f"--policy checkpoint:{checkpoint}: its run config {config} does not "
+                        f"load: {exc}") from exc
+    a, r = cfg.agent, cfg.rollout
+    return dict(max_turns=a.max_turns, context_tokens=a.context_tokens,
+                max_new_tokens=r.max_new_tokens, tool_timeout_s=a.tool_timeout_s,
+                max_observation_tokens=a.max_observation_tokens, search_k=a.search_k,
+                snippet_chars=a.snippet_chars, snippet=a.snippet, reward_mode=r.reward)
+
+
+def _checkpoint(path: Path, tools, no_tools: bool, max_turns: Optional[int], temperature: float,
+                seed: int):
     import random
 
     from training.agent import SearchAgentWorkflow
@@ -120,10 +143,13 @@ def _checkpoint(path: Path, tools, no_tools: bool, max_turns: int, temperature: 
 
     if not (path / "config.json").is_file():
         raise UserError(f"--policy checkpoint:{path}: not an HF model dir (no config.json)")
+    settings = run_agent_settings(path)
+    if settings:
+        print(f"agent settings from the run config: {settings}", file=sys.stderr)
+    settings["max_turns"] = max_turns or settings.get("max_turns", 4)
     engine = HFInferenceEngine(path)
-    agent = SearchAgentWorkflow(load_tokenizer(path), tools, max_turns=max_turns,
-                                use_tools=not no_tools, temperature=temperature,
-                                _seed=random.Random(seed))
+    agent = SearchAgentWorkflow(load_tokenizer(path), tools, use_tools=not no_tools,
+                                temperature=temperature, _seed=random.Random(seed), **settings)
     return CheckpointPolicy(agent, engine), engine.close
 
 

@@ -124,3 +124,26 @@ def test_eval_user_mistakes(tmp_path, capsys):
 
     assert main(["eval", "--policy", "oracle", "-w", str(tmp_path / "none")]) != 0
     assert "one of --questions" in capsys.readouterr().err
+
+
+def test_a_run_checkpoint_is_evaluated_with_its_run_agent_settings(tmp_path):
+    """A checkpoint inside a run (RUN/weights/vN) is evaluated with the search results, snippet
+    form and budgets it was trained with; a bare model folder keeps the defaults; a run config
+    that does not load is a user error naming it."""
+    import yaml
+
+    from datagen.cli_common import UserError
+    from datagen.cli_eval import run_agent_settings
+
+    ckpt = tmp_path / "run" / "weights" / "v20"
+    ckpt.mkdir(parents=True)
+    assert run_agent_settings(ckpt) == {}
+    (tmp_path / "run" / "config.yaml").write_text(yaml.safe_dump({
+        "agent": {"search_k": 1, "snippet": "sentence", "snippet_chars": 80, "max_turns": 2},
+        "rollout": {"workflow": "search", "max_new_tokens": 24, "reward": "strict"}}))
+    got = run_agent_settings(ckpt)
+    assert (got["search_k"], got["snippet"], got["snippet_chars"], got["max_turns"],
+            got["max_new_tokens"], got["reward_mode"]) == (1, "sentence", 80, 2, 24, "strict")
+    (tmp_path / "run" / "config.yaml").write_text("agent: {search_k: 0}\n")
+    with pytest.raises(UserError, match="config.yaml"):
+        run_agent_settings(ckpt)

@@ -291,8 +291,9 @@ class _Trainer:
                 shutil.rmtree(old, ignore_errors=True)
 
     async def _evaluate(self) -> dict:
-        """eval_reward over the held-out items, and `eval_failed/<Type>` for the episodes that
-        raised: a failed evaluation episode is counted, never fatal (an unreachable engine is)."""
+        """eval_reward over the held-out items (for agent episodes also `eval_agent/*`: search
+        rate, turns, ...), and `eval_failed/<Type>` for the episodes that raised: a failed
+        evaluation episode is counted, never fatal (an unreachable engine is)."""
         p = self.p
         results = await asyncio.gather(*(p.eval_workflow.run_episode(p.inference, it)
                                          for it in p.split.items), return_exceptions=True)
@@ -302,8 +303,9 @@ class _Trainer:
                 raise exc
             if engine_unreachable(exc):
                 raise TrainingFailed(f"{unreachable_message(exc)} during evaluation") from exc
-        done = [r.reward for r in results if isinstance(r, Trajectory)]
-        return {"eval_reward": sum(done) / len(done) if done else None,
+        done = [r for r in results if isinstance(r, Trajectory)]
+        return {"eval_reward": sum(r.reward for r in done) / len(done) if done else None,
+                **agent_metrics(done, prefix="eval_agent/"),   # search rate etc. when held out
                 **{f"eval_failed/{k}": v
                    for k, v in sorted(Counter(type(e).__name__ for e in failed).items())}}
 
