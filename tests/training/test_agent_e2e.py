@@ -119,3 +119,37 @@ def test_search_agent_trains_on_a_demo_warehouse(demo_composed, tmp_path):
     assert len(trained) == 2 * 8
     assert max(r["n_turns"] for r in got) >= 2 and sum(r["n_tool_calls"] for r in got) > 0
     assert all(r["n_turns"] >= 1 for r in got)
+    _resume_one_more_step(tmp_path, model, run_dir, root)
+
+
+def _resume_one_more_step(tmp_path: Path, model: Path, run_dir: Path, root: Path) -> None:
+    """`--resume` of the multi-turn run with one more step: it loads the step-2 checkpoint,
+    reruns the episodes that were in flight there first (their questions are rolled out again) and
+    trains exactly one more batch; metrics are not doubled."""
+    import warehouse
+    from datagen.cli import main
+
+    saved = json.loads((run_dir / "checkpoints" / "step_2" / "trainer_state.json").read_text())
+    pending = {i["question_id"] for i in saved["controller"]["pending_items"]}
+    cfg = yaml.safe_load(_config(tmp_path, model).read_text())
+    cfg.update(steps=3, eval_every=3, checkpoint_every=3)
+    path = tmp_path / "agent3.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    assert main(["train", "--config", str(path), "--run-dir", str(run_dir), "--warehouse",
+                 str(root), "--resume"]) == 0
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [0, 1, 2, 3]
+    wh = warehouse.open(root, read_only=True)
+    try:
+        runs = wh.sql("select run_id, status, resumed_from from runs where kind = 'train' "
+                      "order by started_at").to_pylist()
+        second = runs[-1]
+        rolled = wh.sql("select question_id, n_turns, trained from rollouts where run_id = ?",
+                        [second["run_id"]]).to_pylist()
+    finally:
+        wh.close()
+    assert second["status"] == "succeeded" and second["resumed_from"] == runs[0]["run_id"]
+    # in flight at step 2: rerun first (two groups of 4 fit max_in_flight 8; the run may end
+    # before a third is rolled out)
+    assert pending and len(pending & {r["question_id"] for r in rolled}) >= min(len(pending), 2)
+    assert sum(r["trained"] for r in rolled) == 8 and all(r["n_turns"] >= 1 for r in rolled)
