@@ -26,6 +26,9 @@ class ModelConfig(_Strict):
     tiny_tokenizer: Literal["bpe", "pages"] = Field(
         "bpe", description="bpe: byte-level BPE on synthetic text (tiny_vocab_size); pages: "
         "word-level on the warehouse's page store (names and numbers one token each)")
+    tiny_tied_embeddings: bool = Field(
+        False, description="share input and output embeddings, so the model can copy out of "
+        "a search result a word it never wrote (a held-out answer); the search agent's lever")
     seed: int = 0
 
 

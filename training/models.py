@@ -68,10 +68,16 @@ def train_tokenizer(vocab_size: int = 512, texts: list[str] | None = None):
 # Tags, numbers with their separators, words, single punctuation: one token each.
 _WORD_PIECES = r"</?[a-z]+>|\d[\d,.]*\d|\w+|[^\w\s]"
 # Text every agent prompt holds besides the pages: chat roles, tool tags, instructions.
+# Questions' own words besides ("How many ...?"): questions are not in the page store.
 _PROMPT_TEXT = ("system user assistant tool error malformed timeout not_found "
                 "<search> </search> <open> </open> <answer> </answer> | # "
                 "Answer the question. You may search the pages: write words or url, and read "
-                "the result. End with short answer. with")
+                "the result. End with short answer. with "
+                "How What Which When Where Who Whom Whose Why In On At By For Of The A An "
+                "how what which when where who whom whose why many much long large old tall "
+                "big high deep wide far year years date day number people did does do was were "
+                "is are has had have name named called in on at by for of the a an to from and "
+                "or as it its that this ? , . : ; ' \" ( ) http https www html")
 
 
 def train_word_tokenizer(texts: list[str], vocab_size: int = 32000):
@@ -97,8 +103,10 @@ def train_word_tokenizer(texts: list[str], vocab_size: int = 32000):
 
 def tiny_qwen2_config(vocab_size: int, hidden: int = 128, layers: int = 2, heads: int = 4,
                       kv_heads: int = 2, intermediate: int = 256, max_positions: int = 1024,
-                      eos_token_id: int = 2, pad_token_id: int = 0):
-    """A Qwen2 config vLLM accepts: head_dim = hidden / heads >= 32, untied embeddings."""
+                      eos_token_id: int = 2, pad_token_id: int = 0, tied: bool = False):
+    """A Qwen2 config vLLM accepts: head_dim = hidden / heads >= 32; embeddings untied unless
+    `tied` (then a word's output row is its input row, so a model can copy out of its context
+    a word it never wrote: a held-out answer's number from a search result)."""
     from transformers import Qwen2Config
 
     if hidden // heads < 32:
@@ -107,7 +115,7 @@ def tiny_qwen2_config(vocab_size: int, hidden: int = 128, layers: int = 2, heads
     return Qwen2Config(
         vocab_size=vocab_size, hidden_size=hidden, intermediate_size=intermediate,
         num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
-        max_position_embeddings=max_positions, tie_word_embeddings=False,
+        max_position_embeddings=max_positions, tie_word_embeddings=tied,
         rope_theta=10000.0, rms_norm_eps=1e-6, eos_token_id=eos_token_id,
         pad_token_id=pad_token_id, bos_token_id=None, torch_dtype="float32",
     )
@@ -116,13 +124,15 @@ def tiny_qwen2_config(vocab_size: int, hidden: int = 128, layers: int = 2, heads
 def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int = 128,
                      layers: int = 2, heads: int = 4, kv_heads: int = 2,
                      intermediate: int = 256, seed: int = 0, model_vocab_size: int | None = None,
-                     overwrite: bool = False, word_texts: list[str] | None = None) -> Path:
+                     overwrite: bool = False, word_texts: list[str] | None = None,
+                     tied: bool = False) -> Path:
     """Build (or reuse) a random tiny Qwen2 + tokenizer in `out_dir`; returns the path.
 
     Reuse is keyed on the arguments, recorded in `tiny_model.json`, so a cached dir built
     with other sizes is rebuilt rather than silently returned. `model_vocab_size` pads the
     embedding beyond the tokenizer (real models do; benchmarks use it to reach real sizes).
     `word_texts` (the page store) builds a word-level tokenizer on them instead of the BPE one.
+    `tied` shares the input and output embeddings.
     """
     import torch
     from transformers import GenerationConfig, Qwen2ForCausalLM
@@ -132,7 +142,9 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
                 kv_heads=kv_heads, intermediate=intermediate, seed=seed,
                 model_vocab_size=model_vocab_size)
     if word_texts:
-        spec["words"] = _digest(word_texts)
+        spec["words"] = _digest([*word_texts, _PROMPT_TEXT])
+    if tied:
+        spec["tied"] = True
     marker = out / _MARKER
     if not overwrite and marker.exists() and json.loads(marker.read_text()) == spec:
         return out
@@ -141,7 +153,7 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
     torch.manual_seed(seed)
     config = tiny_qwen2_config(
         max(len(tokenizer), model_vocab_size or 0), hidden, layers, heads, kv_heads, intermediate,
-        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, tied=tied)
     model = Qwen2ForCausalLM(config).to(torch.float32)
     model.generation_config = GenerationConfig(
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)

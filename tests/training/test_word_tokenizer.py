@@ -40,3 +40,30 @@ def test_another_page_store_rebuilds_the_model(tmp_path):
                      word_texts=PAGES + ["Roundmouth"])
     assert load_tokenizer(first).convert_ids_to_tokens(
         load_tokenizer(first).encode("Roundmouth", add_special_tokens=False)) == ["Roundmouth"]
+
+
+def test_question_words_are_known_though_no_page_holds_them():
+    tok = train_word_tokenizer(PAGES)
+    pieces = tok.convert_ids_to_tokens(tok.encode("How many people were at the Sismouth "
+                                                  "Marathon?", add_special_tokens=False))
+    assert "<unk>" not in pieces and pieces[-1] == "?"
+
+
+def test_tied_embeddings_share_one_matrix_through_save_and_load(tmp_path):
+    """With tied embeddings a word's output row is its input row, also after a reload and a
+    gradient step (so copying a never-written word out of the context is one mechanism)."""
+    import torch
+
+    from training.models import load_causal_lm
+
+    path = build_tiny_model(tmp_path / "m", hidden=64, heads=2, kv_heads=1, layers=1,
+                            word_texts=PAGES, tied=True)
+    model = load_causal_lm(path)
+    assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
+    loss = model(torch.tensor([[5, 6, 7]]), labels=torch.tensor([[5, 6, 7]])).loss
+    loss.backward()
+    torch.optim.SGD(model.parameters(), lr=0.1).step()
+    assert torch.equal(model.lm_head.weight, model.model.embed_tokens.weight)
+    untied = load_causal_lm(build_tiny_model(tmp_path / "u", hidden=64, heads=2, kv_heads=1,
+                                             layers=1, word_texts=PAGES))
+    assert untied.lm_head.weight.data_ptr() != untied.model.embed_tokens.weight.data_ptr()
