@@ -25,6 +25,9 @@ from training.api import GenerationResult
 
 
 WARM_START_QUESTIONS = 4096   # scripted episodes: every training question, up to this many
+# Format scripts per question, each with its own random answer: with one, a few hundred steps
+# learn each question's random word by heart (NLL 0.03) and the policy answers that word.
+FORMAT_PLAYS = 8
 
 
 class TeacherEngine:
@@ -80,8 +83,9 @@ def _evidence(wh, ids: list[str]) -> dict[str, list[dict]]:
 
 
 def warm_start_sequences(agent, wh, train_where: str | None, n: int, true_answers: bool,
-                         seed: int = 0) -> list[Any]:
-    """Up to `n` scripted trajectories over training-split questions (random order)."""
+                         seed: int = 0, plays: int = 1) -> list[Any]:
+    """Scripted trajectories over up to `n` training-split questions (random order), `plays`
+    per question (format scripts differ in their random answer)."""
     from warehouse.reader import select_items
 
     items = list(select_items(wh, train_where, "md5(question_id)", n))
@@ -94,7 +98,7 @@ def warm_start_sequences(agent, wh, train_where: str | None, n: int, true_answer
         return await agent.run_episode(TeacherEngine(agent.tokenizer, plan), item)
 
     async def play_all():
-        return [await play(i) for i in items]
+        return [await play(i) for _ in range(plays) for i in items]
 
     return asyncio.run(play_all())
 
@@ -105,8 +109,9 @@ def agent_warm_start(p, cfg) -> dict:
     from training.loss import sft_loss_fn
 
     ws = cfg.warm_start
+    oracle = ws.answers == "true"
     trajs = warm_start_sequences(p.workflow, p.wh, p.split.train_where, WARM_START_QUESTIONS,
-                                 ws.answers == "true", cfg.seed)
+                                 oracle, cfg.seed, plays=1 if oracle else FORMAT_PLAYS)
     if not trajs:
         raise ValueError("warm_start: no training-split questions in train_ready")
     rng = random.Random(cfg.seed)
