@@ -130,6 +130,11 @@ class LossConfig(_Strict):
     recompute_prox: bool = Field(True, description="π_prox from the trainer before each "
                                  "step (decoupled PPO); False: π_prox = π_behav")
     scale_adv_by_std: bool = True
+    baseline: Literal["group", "batch"] = Field(
+        "group", description="advantage baseline: group (GRPO: a group whose rewards are all "
+        "equal trains nothing) or batch (REINFORCE++: the batch's mean and std, so an "
+        "all-wrong group pushes down what it sampled; use with rollout.dynamic_sampling "
+        "false, which otherwise drops those groups)")
     ppo_minibatches: int = Field(1, ge=1, description="optimizer steps per batch (rows split "
                                  "into this many minibatches; π_prox stays the pre-batch policy)")
 

@@ -38,10 +38,14 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6,
-                    scale_by_std: bool = True) -> torch.Tensor:
+                    scale_by_std: bool = True, baseline: str = "group") -> torch.Tensor:
     """GRPO advantages for rewards shaped [groups, n]: (r - group mean) / (group std + eps).
 
     The std is the population std (divide by n). A group with all-equal rewards gets zeros.
+    `baseline="batch"` centres and scales by the whole batch instead (REINFORCE++'s global
+    normalisation): a group whose answers are all wrong while others are right now pushes
+    down what it sampled, so a prompt the policy has locked onto a wrong answer for still
+    moves (under "group" it gets no gradient at all).
 
     >>> grpo_advantages(torch.tensor([[1., 0., 0., 1.]]))
     tensor([[ 1.0000, -1.0000, -1.0000,  1.0000]])
@@ -49,14 +53,19 @@ def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6,
     tensor([[0., 0.]])
     >>> grpo_advantages(torch.tensor([[2., 0.]]), scale_by_std=False)
     tensor([[ 1., -1.]])
+    >>> grpo_advantages(torch.tensor([[1., 1.], [0., 0.]]), baseline="batch")
+    tensor([[ 1.0000,  1.0000],
+            [-1.0000, -1.0000]])
     """
     if rewards.dim() != 2:
         raise ValueError(f"rewards must be [groups, n], got shape {tuple(rewards.shape)}")
-    centered = rewards - rewards.mean(dim=1, keepdim=True)
+    if baseline not in ("group", "batch"):
+        raise ValueError(f"baseline must be 'group' or 'batch', got {baseline!r}")
+    over = dict(dim=1, keepdim=True) if baseline == "group" else {}
+    centered = rewards - rewards.mean(**over)
     if not scale_by_std:
         return centered
-    std = rewards.std(dim=1, unbiased=False, keepdim=True)
-    return centered / (std + eps)
+    return centered / (rewards.std(unbiased=False, **over) + eps)
 
 
 def kl_penalty(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:

@@ -43,14 +43,15 @@ def run_train(cfg: TrainConfig, run_dir: str | Path, *, warehouse: str | Path | 
     return asyncio.run(_Trainer(cfg, Path(run_dir), warehouse, resume, on_step).run())
 
 
-def build_train_batch(batch, pad_id: int, scale_by_std: bool = True) -> dict:
+def build_train_batch(batch, pad_id: int, scale_by_std: bool = True,
+                      baseline: str = "group") -> dict:
     """Controller batch → the [B, T] tensors of training/api.py, with GRPO advantages."""
     import torch
 
     from training.engines.batching import pack_sequences
 
     rewards = torch.tensor([[t.reward for t in g] for g in batch.groups], dtype=torch.float32)
-    adv = grpo_advantages(rewards, scale_by_std=scale_by_std).reshape(-1)
+    adv = grpo_advantages(rewards, scale_by_std=scale_by_std, baseline=baseline).reshape(-1)
     trajs = batch.trajectories
     return pack_sequences(
         [t.prompt_ids for t in trajs], [t.output_ids for t in trajs], pad_id=pad_id,
@@ -183,7 +184,8 @@ class _Trainer:
         if batch is None:
             return None
         t_wait = time.monotonic() - t0
-        tensors = build_train_batch(batch, p.pad_id, cfg.loss.scale_adv_by_std)
+        tensors = build_train_batch(batch, p.pad_id, cfg.loss.scale_adv_by_std,
+                                    cfg.loss.baseline)
         t1 = time.monotonic()
         if cfg.loss.recompute_prox:
             tensors["prox_logprobs"] = await asyncio.to_thread(p.train_engine.forward_logprobs,

@@ -26,6 +26,19 @@ def test_grpo_population_std():
     assert adv[1].tolist() == pytest.approx([1 / s1, -1 / s1, 0.0, 0.0], rel=1e-5)
 
 
+def test_batch_baseline_moves_a_group_whose_answers_are_all_wrong():
+    """REINFORCE++'s batch baseline: an all-wrong group among right ones gets negative
+    advantages (GRPO's group baseline gives it zeros); the batch's advantages sum to zero."""
+    r = torch.tensor([[1.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]])
+    group, batch = L.grpo_advantages(r), L.grpo_advantages(r, baseline="batch")
+    assert group[1].tolist() == [0.0] * 4
+    assert all(a < 0 for a in batch[1].tolist()) and batch.sum().item() == pytest.approx(0, abs=1e-5)
+    mean, std = 3 / 8, math.sqrt(3 / 8 * 5 / 8)
+    assert batch[0, 0].item() == pytest.approx((1 - mean) / std, rel=1e-5)
+    with pytest.raises(ValueError, match="baseline"):
+        L.grpo_advantages(r, baseline="global")
+
+
 def test_grpo_rejects_flat_input():
     with pytest.raises(ValueError, match="groups, n"):
         L.grpo_advantages(torch.tensor([1.0, 0.0]))
