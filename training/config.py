@@ -130,6 +130,9 @@ class LossConfig(_Strict):
     recompute_prox: bool = Field(True, description="π_prox from the trainer before each "
                                  "step (decoupled PPO); False: π_prox = π_behav")
     scale_adv_by_std: bool = True
+    entropy_coef: float = Field(0.0, ge=0, description="entropy bonus: this much of the "
+                                "completion tokens' mean entropy is subtracted from the loss, "
+                                "so a prompt collapsed onto a wrong answer keeps exploring")
     baseline: Literal["group", "batch"] = Field(
         "group", description="advantage baseline: group (GRPO: a group whose rewards are all "
         "equal trains nothing) or batch (REINFORCE++: the batch's mean and std, so an "

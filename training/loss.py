@@ -160,13 +160,16 @@ def _ppo_stats(ratio, clipped, advantages, behav_w, mask, keep, logprobs,
 
 def make_ppo_loss_fn(eps_low: float = 0.2, eps_high: float = 0.28,
                      behav_cap: float | None = 5.0, cap_mode: str = "mask",
-                     kl_coef: float = 0.0):
+                     kl_coef: float = 0.0, entropy_coef: float = 0.0):
     """A `loss_fn(logprobs, batch)` for `TrainEngine.train_batch`.
 
     The batch carries `loss_mask`, `advantages`, `behav_logprobs` (from the inference engine),
     optionally `prox_logprobs` (recomputed by the trainer before the update; defaults to
     behav, i.e. plain PPO), `ref_logprobs` and a per-row `denominator` (total completion
     tokens of the whole batch, so micro-batches average over the same count).
+    `entropy_coef` > 0 subtracts that much of the completion tokens' mean entropy (the engine
+    supplies `entropy`, see training/api.LossFn): a prompt whose answer has collapsed onto a
+    wrong token keeps some probability elsewhere, so its groups can still find the right one.
     """
     def loss_fn(logprobs: torch.Tensor, batch: Mapping[str, Any]):
         behav = batch["behav_logprobs"]
@@ -177,7 +180,14 @@ def make_ppo_loss_fn(eps_low: float = 0.2, eps_high: float = 0.28,
             eps_low=eps_low, eps_high=eps_high, behav_cap=behav_cap, cap_mode=cap_mode,
             ref_logprobs=batch.get("ref_logprobs"), kl_coef=kl_coef,
             denominator=None if denom is None else denom.reshape(-1)[0])
+        if entropy_coef:
+            mask = batch["loss_mask"].to(logprobs.dtype)
+            n = mask.sum() if denom is None else denom.reshape(-1)[0].to(logprobs.dtype)
+            mean_entropy = (batch["entropy"] * mask).sum() / n.clamp(min=1.0)
+            loss = loss - entropy_coef * mean_entropy
+            stats["entropy"] = float(masked_mean(batch["entropy"].detach(), mask))
         return loss, stats
+    loss_fn.wants_entropy = entropy_coef > 0
     return loss_fn
 
 

@@ -65,7 +65,8 @@ class _Trainer:
         self.cfg, self.run_dir, self.resume, self.on_step = cfg, run_dir, resume, on_step
         self.warehouse_path = warehouse
         self.loss_fn = make_ppo_loss_fn(cfg.loss.eps_low, cfg.loss.eps_high,
-                                        cfg.loss.behav_cap, cfg.loss.cap_mode, cfg.loss.kl_coef)
+                                        cfg.loss.behav_cap, cfg.loss.cap_mode, cfg.loss.kl_coef,
+                                        cfg.loss.entropy_coef)
 
     async def run(self) -> dict:
         from training.engines.deepspeed_engine import DeepSpeedEngineConfig, init_distributed
@@ -270,7 +271,7 @@ class _Trainer:
         }
         row.update(agent_metrics([t for t, _, _ in finished]))  # multi-turn episodes only
         row.update({k: stats[k] for k in ("loss", "clip_fraction", "behav_capped_fraction",
-                                          "ratio_mean", "grad_norm", "lr", "kl_ref")
+                                          "ratio_mean", "grad_norm", "lr", "kl_ref", "entropy")
                     if k in stats})
         row.update({k: round(v, 4) for k, v in timings.items()})
         return row

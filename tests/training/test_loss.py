@@ -141,3 +141,29 @@ def test_loss_fn_defaults_prox_to_behaviour():
     loss, stats = fn(_tok(0.5), batch)
     assert loss.item() == pytest.approx(-1.2)
     assert stats["clip_fraction"] == 1.0
+
+
+def test_entropy_bonus_raises_the_entropy_of_a_peaked_answer():
+    """With zero advantages the PPO term is flat; an entropy bonus alone moves a next-token
+    distribution that leans on one token back towards the others (the engine's entropy)."""
+    from training.engines.deepspeed_engine import token_entropy, token_logprobs
+
+    logits = torch.zeros(1, 3, 10)
+    logits[0, 0, 8] = 4.0           # p("8") ~ 0.86 for the answer token (position 1)
+    logits.requires_grad_(True)
+    ids = torch.tensor([[0, 8, 1]])
+    batch = {"loss_mask": torch.tensor([[0.0, 1.0, 0.0]]), "advantages": torch.zeros(1)}
+    assert not getattr(L.make_ppo_loss_fn(), "wants_entropy")
+    loss_fn = L.make_ppo_loss_fn(entropy_coef=0.5)
+    assert loss_fn.wants_entropy
+    before = token_entropy(logits.detach())[0, 1].item()
+    opt = torch.optim.SGD([logits], lr=1.0)
+    for _ in range(20):
+        lp = token_logprobs(logits, ids)
+        loss, stats = loss_fn(lp, {**batch, "behav_logprobs": lp.detach(),
+                                   "entropy": token_entropy(logits)})
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert stats["entropy"] > before + 0.3
+    assert token_entropy(logits.detach())[0, 1].item() > before + 0.3

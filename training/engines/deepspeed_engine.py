@@ -104,6 +104,15 @@ def token_logprobs(logits, input_ids, temperature: float = 1.0):
     return torch.nn.functional.pad(lp, (1, 0), value=0.0)
 
 
+def token_entropy(logits, temperature: float = 1.0):
+    """[B, T] entropy of each next-token distribution (position 0 is 0), float32, with grad:
+    what an entropy bonus raises."""
+    import torch
+
+    logp = torch.log_softmax(logits[:, :-1].float() / temperature, dim=-1)
+    return torch.nn.functional.pad(-(logp.exp() * logp).sum(-1), (1, 0), value=0.0)
+
+
 class DeepSpeedTrainEngine:
     def __init__(self, model_path: str | Path, config: DeepSpeedEngineConfig | None = None):
         import torch
@@ -161,10 +170,11 @@ class DeepSpeedTrainEngine:
         return {k: v.to(self.device) if isinstance(v, torch.Tensor) else v
                 for k, v in batch.items()}
 
-    def _logprobs(self, batch: dict):
+    def _logprobs(self, batch: dict, entropy: bool = False):
         out = self.engine(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
                           use_cache=False)
-        return token_logprobs(out.logits, batch["input_ids"], self.config.temperature)
+        lp = token_logprobs(out.logits, batch["input_ids"], self.config.temperature)
+        return (lp, token_entropy(out.logits, self.config.temperature)) if entropy else lp
 
     def forward_logprobs(self, batch: Batch):
         """[B, T] float32 logprobs of the whole batch, no grad, on CPU."""
@@ -198,12 +208,17 @@ class DeepSpeedTrainEngine:
         # must line up); a rank with fewer rows repeats one with zero weight.
         rows_per_rank = math.ceil(n_rows / self.world)  # the most that any rank holds
         n_micro = math.ceil(rows_per_rank / mbs)
+        wants_entropy = getattr(loss_fn, "wants_entropy", False)   # see training/api.LossFn
         for i in range(n_micro):
             mb = slice_batch(local, slice(i * mbs, (i + 1) * mbs))
             real = mb["input_ids"].shape[0] > 0
             mb = mb if real else slice_batch(local, slice(0, 1))
             n_tokens = float(mb["loss_mask"].sum()) if real else 0.0
-            logprobs = self._logprobs(mb)
+            if wants_entropy:
+                logprobs, entropy = self._logprobs(mb, entropy=True)
+                mb = {**mb, "entropy": entropy}
+            else:
+                logprobs = self._logprobs(mb)
             if n_tokens == 0:  # nothing to learn; a loss_fn might divide by zero here
                 self.engine.backward(logprobs.sum() * 0.0, scale_wrt_gas=False)
                 continue
