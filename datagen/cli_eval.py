@@ -113,13 +113,16 @@ def _policy(spec: str, wh, no_tools: bool, max_turns: Optional[int], endpoint, m
 
 def run_agent_settings(checkpoint: Path) -> dict:
     """The agent settings a checkpoint was trained with (search results shown, snippet form,
-    budgets, reward mode), from its run's config.yaml (RUN/weights/vN), so it is evaluated in
-    the environment it learned; {} for a model folder outside a run."""
+    budgets, reward mode), from its run's config.yaml (RUN/final or RUN/weights/vN), so it is
+    evaluated in the environment it learned; {} for a model folder outside a run."""
     from training.config import load_config
 
-    config = checkpoint.resolve().parent.parent / "config.yaml"
-    if not config.is_file():
+    here = checkpoint.resolve()
+    found = [d / "config.yaml" for d in (here.parent, here.parent.parent)
+             if (d / "config.yaml").is_file() and (d / "metrics.jsonl").exists()]
+    if not found:
         return {}
+    config = found[0]
     try:
         cfg = load_config(config)
     except (ValueError, OSError) as exc:

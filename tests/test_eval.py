@@ -137,10 +137,13 @@ def test_a_run_checkpoint_is_evaluated_with_its_run_agent_settings(tmp_path):
 
     ckpt = tmp_path / "run" / "weights" / "v20"
     ckpt.mkdir(parents=True)
+    (tmp_path / "run" / "final").mkdir()
     assert run_agent_settings(ckpt) == {}
+    (tmp_path / "run" / "metrics.jsonl").write_text("")
     (tmp_path / "run" / "config.yaml").write_text(yaml.safe_dump({
         "agent": {"search_k": 1, "snippet": "sentence", "snippet_chars": 80, "max_turns": 2},
         "rollout": {"workflow": "search", "max_new_tokens": 24, "reward": "strict"}}))
+    assert run_agent_settings(tmp_path / "run" / "final") == run_agent_settings(ckpt)
     got = run_agent_settings(ckpt)
     assert (got["search_k"], got["snippet"], got["snippet_chars"], got["max_turns"],
             got["max_new_tokens"], got["reward_mode"]) == (1, "sentence", 80, 2, 24, "strict")
