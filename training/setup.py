@@ -69,11 +69,13 @@ def _model_path(cfg: TrainConfig, run_dir: Path, wh=None) -> Path:
 
 
 def _page_texts(wh, limit: int = 20000) -> list[str]:
-    """The page store's texts (the pages the agent's tools show), for the word tokenizer."""
+    """The page store's texts with their URLs (what the agent's tools show: `title | url`
+    lines, pages), for the word tokenizer."""
     if wh is None:
         raise ValueError("model.tiny_tokenizer: pages needs a warehouse (data.warehouse)")
-    rows = wh.sql(f"select text from pages where text is not null order by url limit {limit}")
-    texts = [r["text"] for r in rows.to_pylist()]
+    rows = wh.sql(f"select url, text from pages where text is not null order by url "
+                  f"limit {limit}")
+    texts = [f"{r['url']}\n{r['text']}" for r in rows.to_pylist()]
     if not texts:
         raise ValueError(f"model.tiny_tokenizer: pages, but the warehouse {wh.root} has no pages")
     return texts
