@@ -105,6 +105,22 @@ def test_task_questions_split_and_warm_start_answers_are_random():
     assert agree < 0.25                                 # format only, not the task
 
 
+def test_warm_start_digits_tell_nothing_about_the_fact():
+    """Within each gold digit the random digits are balanced (counts differ by at most one),
+    for several seeds: no gold is taught to avoid, or favour, any digit."""
+    from collections import Counter
+
+    train = fact_copy_questions(1200, "train")
+    for seed in range(3):
+        pairs = warm_start_pairs(train, seed)
+        assert len({a for _, a in pairs}) == 10
+        for gold in "0123456789":
+            got = Counter(a for (_, a), q in zip(pairs, train) if q.answer == gold)
+            counts = [got[d] for d in "0123456789"]
+            assert max(counts) - min(counts) <= 1, (seed, gold, counts)
+    assert warm_start_pairs(train, 0) != warm_start_pairs(train, 1)
+
+
 def test_load_task_into_train_ready(wh):
     n = load_task(wh, "fact_copy", 30)
     assert load_task(wh, "fact_copy", 30) == n          # idempotent
