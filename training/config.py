@@ -130,6 +130,11 @@ class LossConfig(_Strict):
     recompute_prox: bool = Field(True, description="π_prox from the trainer before each "
                                  "step (decoupled PPO); False: π_prox = π_behav")
     scale_adv_by_std: bool = True
+    all_wrong_advantage: float = Field(
+        0.0, ge=0, le=1, description="negative-sample reinforcement: dynamic sampling keeps "
+        "groups whose rewards are all 0, and each of their samples gets advantage -this (0: "
+        "such groups are dropped and train nothing), so a prompt whose answer has collapsed "
+        "onto a wrong one is pushed off it")
     entropy_coef: float = Field(0.0, ge=0, description="entropy bonus: this much of the "
                                 "completion tokens' mean entropy is subtracted from the loss, "
                                 "so a prompt collapsed onto a wrong answer keeps exploring")

@@ -38,7 +38,8 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6,
-                    scale_by_std: bool = True, baseline: str = "group") -> torch.Tensor:
+                    scale_by_std: bool = True, baseline: str = "group",
+                    all_wrong: float = 0.0) -> torch.Tensor:
     """GRPO advantages for rewards shaped [groups, n]: (r - group mean) / (group std + eps).
 
     The std is the population std (divide by n). A group with all-equal rewards gets zeros.
@@ -46,6 +47,9 @@ def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6,
     normalisation): a group whose answers are all wrong while others are right now pushes
     down what it sampled, so a prompt the policy has locked onto a wrong answer for still
     moves (under "group" it gets no gradient at all).
+    `all_wrong` > 0 (negative-sample reinforcement, group baseline): every sample of a group
+    whose rewards are all 0 gets advantage −all_wrong instead of 0, the same push down on a
+    wrong answer without re-centring the batch.
 
     >>> grpo_advantages(torch.tensor([[1., 0., 0., 1.]]))
     tensor([[ 1.0000, -1.0000, -1.0000,  1.0000]])
@@ -53,6 +57,9 @@ def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6,
     tensor([[0., 0.]])
     >>> grpo_advantages(torch.tensor([[2., 0.]]), scale_by_std=False)
     tensor([[ 1., -1.]])
+    >>> grpo_advantages(torch.tensor([[1., 0.], [0., 0.]]), all_wrong=0.2)
+    tensor([[ 1.0000, -1.0000],
+            [-0.2000, -0.2000]])
     >>> grpo_advantages(torch.tensor([[1., 1.], [0., 0.]]), baseline="batch")
     tensor([[ 1.0000,  1.0000],
             [-1.0000, -1.0000]])
@@ -63,9 +70,11 @@ def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6,
         raise ValueError(f"baseline must be 'group' or 'batch', got {baseline!r}")
     over = dict(dim=1, keepdim=True) if baseline == "group" else {}
     centered = rewards - rewards.mean(**over)
-    if not scale_by_std:
-        return centered
-    return centered / (rewards.std(unbiased=False, **over) + eps)
+    adv = centered / (rewards.std(unbiased=False, **over) + eps) if scale_by_std else centered
+    if all_wrong:
+        dead = (rewards == 0).all(dim=1, keepdim=True).expand_as(adv)
+        adv = torch.where(dead, torch.full_like(adv, -all_wrong), adv)
+    return adv
 
 
 def kl_penalty(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:

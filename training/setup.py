@@ -167,7 +167,8 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
         lambda item: workflow.run_episode(inference, item), ReaderSource(reader),
         batch_size=r.batch_size, group_size=r.group_size, max_in_flight=r.max_in_flight,
         eta=r.max_staleness, version=version, late_groups=r.late_groups,
-        max_failed_fraction=r.max_failed_fraction, dynamic_sampling=r.dynamic_sampling)
+        max_failed_fraction=r.max_failed_fraction, dynamic_sampling=r.dynamic_sampling,
+        keep_all_wrong=cfg.loss.all_wrong_advantage > 0)
     if ckpt:
         cstate = dict(state["controller"])
         cstate["pending_items"] = [TrainItem(**{**i, "answer_aliases": tuple(i["answer_aliases"])})

@@ -44,14 +44,15 @@ def run_train(cfg: TrainConfig, run_dir: str | Path, *, warehouse: str | Path | 
 
 
 def build_train_batch(batch, pad_id: int, scale_by_std: bool = True,
-                      baseline: str = "group") -> dict:
+                      baseline: str = "group", all_wrong: float = 0.0) -> dict:
     """Controller batch → the [B, T] tensors of training/api.py, with GRPO advantages."""
     import torch
 
     from training.engines.batching import pack_sequences
 
     rewards = torch.tensor([[t.reward for t in g] for g in batch.groups], dtype=torch.float32)
-    adv = grpo_advantages(rewards, scale_by_std=scale_by_std, baseline=baseline).reshape(-1)
+    adv = grpo_advantages(rewards, scale_by_std=scale_by_std, baseline=baseline,
+                          all_wrong=all_wrong).reshape(-1)
     trajs = batch.trajectories
     return pack_sequences(
         [t.prompt_ids for t in trajs], [t.output_ids for t in trajs], pad_id=pad_id,
@@ -186,7 +187,7 @@ class _Trainer:
             return None
         t_wait = time.monotonic() - t0
         tensors = build_train_batch(batch, p.pad_id, cfg.loss.scale_adv_by_std,
-                                    cfg.loss.baseline)
+                                    cfg.loss.baseline, cfg.loss.all_wrong_advantage)
         t1 = time.monotonic()
         if cfg.loss.recompute_prox:
             tensors["prox_logprobs"] = await asyncio.to_thread(p.train_engine.forward_logprobs,
@@ -262,6 +263,7 @@ class _Trainer:
             "groups_dropped_no_signal": self.p.controller.counts["dropped_no_signal"],
             "groups_dropped_rejected": self.p.controller.counts["dropped_rejected_episode"],
             "groups_dropped_late": self.p.controller.counts["dropped_late"],
+            "groups_all_wrong_kept": self.p.controller.counts["groups_all_wrong_kept"],
             "episode_time_cancelled_s": self.p.controller.cancelled_episode_s,
             "episodes_failed": self.p.controller.counts["episodes_failed"],
             **{k: v for k, v in self.p.controller.counts.items()
