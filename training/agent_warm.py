@@ -24,7 +24,6 @@ from typing import Any
 from training.api import GenerationResult
 
 
-WARM_START_QUESTIONS = 4096   # scripted episodes: every training question, up to this many
 # Format scripts per question, each with its own random answer: with one, a few hundred steps
 # learn each question's random word by heart (NLL 0.03) and the policy answers that word.
 FORMAT_PLAYS = 8
@@ -110,7 +109,7 @@ def agent_warm_start(p, cfg) -> dict:
 
     ws = cfg.warm_start
     oracle = ws.answers == "true"
-    trajs = warm_start_sequences(p.workflow, p.wh, p.split.train_where, WARM_START_QUESTIONS,
+    trajs = warm_start_sequences(p.workflow, p.wh, p.split.train_where, ws.questions,
                                  oracle, cfg.seed, plays=1 if oracle else FORMAT_PLAYS)
     if not trajs:
         raise ValueError("warm_start: no training-split questions in train_ready")

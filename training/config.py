@@ -164,6 +164,9 @@ class WarmStartConfig(_Strict):
         "random", description="random: the format only (RL must learn the task); true: "
         "supervised on the task itself, a head start for benchmarks that study the RL system "
         "rather than learning from scratch")
+    questions: int = Field(4096, ge=1, description="search agent: training-split questions "
+                           "scripted for the warm start (the first by md5 of the id); RL "
+                           "streams all of them, so the rest are new to the policy")
 
 
 class AgentConfig(_Strict):
