@@ -1,0 +1,71 @@
+"""The search agent's learning-spike environment (examples/search_agent_spike_cpu.yaml).
+
+Takes a `datagen build` warehouse and copies its pages and its passing one-hop year/number
+questions into a new warehouse, every one of them banded `medium`, so that RL streams only
+them. It needs verify's verdicts but not the band stage (its solver attempts take long on a
+big demo world):
+
+    datagen build --config build.yaml -w runs/spike_build     # demo: {entities: 3000, seed: 7}
+    python examples/search_spike_env.py runs/spike_build runs/spike_wh
+    datagen train --config examples/search_agent_spike_cpu.yaml --run-dir runs/spike -w runs/spike_wh
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ONE_HOP_NUMBERS = ("select question_id from questions where hops = 1 and answer_type in "
+                   "('year', 'number') and question_id in (select question_id from verdicts) "
+                   "and question_id not in (select question_id from verdicts "
+                   "where status <> 'pass')")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Copy SRC's pages and one-hop number questions into DST; prints the count."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python examples/search_spike_env.py SRC_WAREHOUSE DST_WAREHOUSE",
+              file=sys.stderr)
+        return 2
+    src, dst = Path(args[0]), Path(args[1])
+    if dst.exists():
+        print(f"{dst} exists: give a new folder", file=sys.stderr)
+        return 2
+    n = build(src, dst)
+    print(f"{n} one-hop year/number questions in {dst}")
+    return 0 if n else 1
+
+
+def build(src: Path, dst: Path) -> int:
+    """The copy; returns the number of questions written."""
+    import warehouse
+    from warehouse import (DifficultyRecord, FetchRecord, PageRecord, QuestionRecord,
+                           VerdictRecord)
+
+    source = warehouse.open(src, read_only=True)
+    try:
+        ids = [r["question_id"] for r in source.sql(ONE_HOP_NUMBERS).to_pylist()]
+        quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in ids) or "''"
+        questions = source.sql(f"select * from questions where question_id in ({quoted})")
+        pages = {t: source.sql(f"select * from {t.TABLE}") for t in (PageRecord, FetchRecord)}
+    finally:
+        source.close()
+    wh = warehouse.open(dst)
+    try:
+        with wh.transaction() as tx:
+            for rtype, table in pages.items():
+                tx.append(table, rtype)
+            tx.append(questions, QuestionRecord)
+            tx.append([VerdictRecord(question_id=i, check_name="spike", status="pass")
+                       for i in ids])
+            tx.append([DifficultyRecord(question_id=i, solver="spike", k=1, n_correct=0,
+                                        pass_rate=0.5, band="medium", source="builtin")
+                       for i in ids])
+    finally:
+        wh.close()
+    return len(ids)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
