@@ -80,7 +80,20 @@ def format_search(hits, snippet_chars: int) -> str:
     """One short line per hit: title | url, then its snippet (cut at `snippet_chars`)."""
     if not hits:
         return "no results"
-    return "\n".join(f"{h.title} | {h.url}\n{h.snippet[:snippet_chars]}" for h in hits)
+    return "\n".join(f"{h.title} | {h.url}\n{cut_at_word(h.snippet, snippet_chars)}" for h in hits)
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, at a space when one is in the second half:
+    half a word is a word no tokenizer of the pages knows (a word-level one reads `<unk>`).
+
+    >>> cut_at_word("Varo was founded in 1934 by Ila.", 22), cut_at_word("Varo", 2)
+    ('Varo was founded in', 'Va')
+    """
+    if len(text) <= limit:
+        return text
+    space = text.rfind(" ", 0, limit + 1)
+    return text[:space] if space > limit // 2 else text[:limit]
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
