@@ -74,8 +74,7 @@ def test_deploy_serves_build_and_a_triggered_run_completes(prefect_server, tmp_p
         dep = _wait(lambda: _deployment(api, "build", "datagen-build"), 120, "the deployment")
         assert dep["parameters"]["warehouse"] == str(wh.resolve())
         assert any(s["schedule"].get("cron") == "0 3 * * *" for s in dep["schedules"])
-        run = httpx.post(f"{api}/deployments/{dep['id']}/create_flow_run", json={},
-                         timeout=10).json()
+        run = _create_run(api, dep["id"])
         state = _wait(lambda: _final(_flow_run_state(api, run["id"])), 400, "the build run")
         assert state == "COMPLETED"
         arts = httpx.post(f"{api}/artifacts/filter", timeout=10, json={
@@ -86,6 +85,19 @@ def test_deploy_serves_build_and_a_triggered_run_completes(prefect_server, tmp_p
         os.killpg(deploy.pid, signal.SIGTERM)
         out, _ = deploy.communicate(timeout=60)
     assert deploy.returncode == 0, out[-2000:]
+
+
+def _create_run(api: str, deployment_id: str) -> dict:
+    """POST create_flow_run, tried up to 3 times: once, on a loaded machine, the test server
+    answered without a run id (the body was not kept); a persistent error still fails here,
+    with the server's answer."""
+    for _ in range(3):
+        r = httpx.post(f"{api}/deployments/{deployment_id}/create_flow_run", json={}, timeout=30)
+        body = r.json() if r.headers.get("content-type", "").startswith("application/json") else {}
+        if r.status_code < 300 and isinstance(body, dict) and "id" in body:
+            return body
+        time.sleep(2)
+    raise AssertionError(f"create_flow_run: HTTP {r.status_code}: {r.text[:500]}")
 
 
 def _deployment(api: str, flow: str, name: str) -> dict | None:
