@@ -115,6 +115,7 @@ def run_agent_settings(checkpoint: Path) -> dict:
     """The agent settings a checkpoint was trained with (search results shown, snippet form,
     budgets, reward mode), from its run's config.yaml (RUN/final or RUN/weights/vN), so it is
     evaluated in the environment it learned; {} for a model folder outside a run."""
+    from training.agent import agent_settings
     from training.config import load_config
 
     here = checkpoint.resolve()
@@ -124,15 +125,10 @@ def run_agent_settings(checkpoint: Path) -> dict:
         return {}
     config = found[0]
     try:
-        cfg = load_config(config)
+        return agent_settings(load_config(config))
     except (ValueError, OSError) as exc:
         raise UserError(f"--policy checkpoint:{checkpoint}: its run config {config} does not "
                         f"load: {exc}") from exc
-    a, r = cfg.agent, cfg.rollout
-    return dict(max_turns=a.max_turns, context_tokens=a.context_tokens,
-                max_new_tokens=r.max_new_tokens, tool_timeout_s=a.tool_timeout_s,
-                max_observation_tokens=a.max_observation_tokens, search_k=a.search_k,
-                snippet_chars=a.snippet_chars, snippet=a.snippet, reward_mode=r.reward)
 
 
 def _checkpoint(path: Path, tools, no_tools: bool, max_turns: Optional[int], temperature: float,

@@ -45,9 +45,9 @@ def build(src: Path, dst: Path) -> int:
 
     source = warehouse.open(src, read_only=True)
     try:
-        ids = [r["question_id"] for r in source.sql(ONE_HOP_NUMBERS).to_pylist()]
-        quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in ids) or "''"
-        questions = source.sql(f"select * from questions where question_id in ({quoted})")
+        questions = source.sql(f"select * from questions where question_id in "
+                               f"({ONE_HOP_NUMBERS})")
+        ids = questions.column("question_id").to_pylist()
         pages = {t: source.sql(f"select * from {t.TABLE}") for t in (PageRecord, FetchRecord)}
     finally:
         source.close()

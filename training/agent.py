@@ -332,20 +332,28 @@ def agent_metrics(trajectories: list[Trajectory], prefix: str = "agent/") -> dic
             **{f"{prefix}tool_errors/{k}": v for k, v in sorted(errors.items())}}
 
 
+def agent_settings(cfg: Any) -> dict[str, Any]:
+    """The environment a TrainConfig gives the agent (turns, budgets, search results shown,
+    snippet form, reward mode): the SearchAgentWorkflow keywords that training, its held-out
+    evaluation and `datagen eval` of its checkpoints share."""
+    r, a = cfg.rollout, cfg.agent
+    return dict(max_turns=a.max_turns, context_tokens=a.context_tokens,
+                max_new_tokens=r.max_new_tokens, tool_timeout_s=a.tool_timeout_s,
+                max_observation_tokens=a.max_observation_tokens, search_k=a.search_k,
+                snippet_chars=a.snippet_chars, snippet=a.snippet, reward_mode=r.reward)
+
+
 def agent_workflows(cfg: Any, tokenizer: Any, wh: Any) -> tuple[SearchAgentWorkflow, ...]:
     """(training, evaluation) agents for a TrainConfig, with the page tools over `wh`."""
     from datagen.tools import PageTools
     from training.workflow import lognormal_latency
 
     tools = PageTools.open(wh)
-    r, a = cfg.rollout, cfg.agent
+    r = cfg.rollout
     latency = (lognormal_latency(r.tool_latency_median_s, r.tool_latency_sigma, cfg.seed)
                if r.tool_latency_median_s > 0 else None)
-    common = dict(max_turns=a.max_turns, context_tokens=a.context_tokens,
-                  max_new_tokens=r.max_new_tokens, tool_timeout_s=a.tool_timeout_s,
-                  max_observation_tokens=a.max_observation_tokens, search_k=a.search_k,
-                  snippet_chars=a.snippet_chars, snippet=a.snippet, reward_mode=r.reward,
-                  format_reward=a.format_reward, seeded=r.inference == "hf")
+    common = dict(agent_settings(cfg), format_reward=cfg.agent.format_reward,
+                  seeded=r.inference == "hf")
     train = SearchAgentWorkflow(tokenizer, tools, temperature=r.temperature, top_p=r.top_p,
                                 tool_latency=latency, _seed=random.Random(cfg.seed), **common)
     ev = SearchAgentWorkflow(tokenizer, tools, temperature=r.eval_temperature,
