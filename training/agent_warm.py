@@ -5,9 +5,12 @@ emits planned turns, so the warm-start sequences are token for token what RL epi
 like (same template, same observations, same loss mask: no loss on tool output).
 
 - `answers: random` (format only): `<search>` with the question itself, then `<answer>` with a
-  random word of the result text the agent was shown. Teaches the tags and copying (the query
-  out of the question, an answer out of the observation), not which word answers: a scripted
-  episode is right about once per result's word count, and RL has to learn the rest.
+  random word of the result text the agent was shown: one of its distinct content words (no
+  stop word) that the question does not already hold, as an answer never repeats its question.
+  Teaches the tags and copying (the query out of the question, an answer out of the
+  observation), not which word answers: a scripted episode is right about once per such word,
+  and RL has to learn the rest. (Any shown word, stop words included, taught the frequent
+  words "of" and "The" instead of copying: held-out reward 0.00.)
 - `answers: true` (oracle trajectories, WebSailor-style cold start): `<search>` with the
   question; when the gold is not in the results, `<open>` the page whose quote states it, at
   that quote; then `<answer>gold</answer>`. Only training-split questions (the evaluation
@@ -44,10 +47,20 @@ class TeacherEngine:
 _WORD = re.compile(r"\w(?:[\w,.'-]*\w)?")   # "32,052", "1.5", "O'Neil" stay one word
 
 
-def _shown_words(observation: str) -> list[str]:
-    """The words of a search result's snippets (not its `title | url` lines)."""
+def _shown_words(observation: str, question: str = "") -> list[str]:
+    """The distinct content words of a search result's snippets (not its `title | url` lines)
+    that are not in `question`; failing that its content words, then any word.
+
+    >>> _shown_words("Varo | http://w/varo\\nThe Varo bridge was built in 1934.", "When was Varo built?")
+    ['bridge', '1934']
+    """
+    from training.agent import _STOP
+
     body = [line for line in observation.splitlines() if " | http" not in line]
-    return _WORD.findall(" ".join(body)) or ["x"]
+    words = list(dict.fromkeys(_WORD.findall(" ".join(body))))
+    asked = {w.lower() for w in _WORD.findall(question)}
+    content = [w for w in words if w.lower() not in _STOP]
+    return [w for w in content if w.lower() not in asked] or content or words or ["x"]
 
 
 def format_plan(agent, item, rng: random.Random) -> list[str]:
@@ -55,7 +68,7 @@ def format_plan(agent, item, rng: random.Random) -> list[str]:
     from training.agent import Action
 
     shown = agent._call(Action("search", item.question))
-    guess = rng.choice(_shown_words(shown))
+    guess = rng.choice(_shown_words(shown, item.question))
     return [f"<search>{item.question}</search>", f"<answer>{guess}</answer>"]
 
 
