@@ -76,10 +76,21 @@ def parse_action(text: str) -> Action:
     return Action(m.group(1), arg)
 
 
-def format_search(hits, snippet_chars: int) -> str:
-    """One short line per hit: title | url, then its snippet (cut at `snippet_chars`)."""
+def format_search(hits, snippet_chars: int, url_last: bool = False) -> str:
+    """Per hit: a `title | url` line, then its snippet (cut at `snippet_chars`); `url_last`:
+    `title: snippet`, then the url on its own line, so that an observation cut short keeps
+    the snippet (a url is ~30 tokens of a small tokenizer).
+
+    >>> from datagen.tools.records import SearchHit
+    >>> print(format_search([SearchHit("http://w/varo", "Varo", "Varo is old.", 1.0)], 40, True))
+    Varo: Varo is old.
+    http://w/varo
+    """
     if not hits:
         return "no results"
+    if url_last:
+        return "\n".join(f"{h.title}: {cut_at_word(h.snippet, snippet_chars)}\n{h.url}"
+                         for h in hits)
     return "\n".join(f"{h.title} | {h.url}\n{cut_at_word(h.snippet, snippet_chars)}" for h in hits)
 
 
@@ -277,7 +288,7 @@ class SearchAgentWorkflow:
             if self.snippet == "sentence":
                 hits = [replace(h, snippet=best_sentences(self.tools.page(h.url)[1], action.arg))
                         for h in hits]
-            return format_search(hits, self.snippet_chars)
+            return format_search(hits, self.snippet_chars, url_last=self.snippet == "sentence")
         url, _, offset = action.arg.partition("#")
         return format_page(self.tools.open(url.strip(), int(offset) if offset.strip() else 0))
 

@@ -48,15 +48,19 @@ _WORD = re.compile(r"\w(?:[\w,.'-]*\w)?")   # "32,052", "1.5", "O'Neil" stay one
 
 
 def _shown_words(observation: str, question: str = "") -> list[str]:
-    """The distinct content words of a search result's snippets (not its `title | url` lines)
+    """The distinct content words of a search result's snippets (not its titles and urls)
     that are not in `question`; failing that its content words, then any word.
 
     >>> _shown_words("Varo | http://w/varo\\nThe Varo bridge was built in 1934.", "When was Varo built?")
     ['bridge', '1934']
+    >>> _shown_words("Varo: The Varo bridge was built in 1934.\\nhttp://w/varo", "When was it built?")
+    ['Varo', 'bridge', '1934']
     """
     from training.agent import _STOP
 
-    body = [line for line in observation.splitlines() if " | http" not in line]
+    body = [line.partition(": ")[2] if ": " in line and "http" not in line else line
+            for line in observation.splitlines()
+            if " | http" not in line and not line.startswith("http")]
     words = list(dict.fromkeys(_WORD.findall(" ".join(body))))
     asked = {w.lower() for w in _WORD.findall(question)}
     content = [w for w in words if w.lower() not in _STOP]

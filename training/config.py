@@ -23,9 +23,11 @@ class ModelConfig(_Strict):
     tiny_kv_heads: int = 2
     tiny_intermediate: int = 256
     tiny_vocab_size: int = 512
-    tiny_tokenizer: Literal["bpe", "pages"] = Field(
+    tiny_tokenizer: Literal["bpe", "pages", "pages_bpe"] = Field(
         "bpe", description="bpe: byte-level BPE on synthetic text (tiny_vocab_size); pages: "
-        "word-level on the warehouse's page store (names and numbers one token each)")
+        "word-level on the warehouse's page store (names and numbers one token each); "
+        "pages_bpe: byte-level BPE of tiny_vocab_size on the page store, one token per digit "
+        "(a rare name or a number is spelled in frequent pieces)")
     tiny_tied_embeddings: bool = Field(
         False, description="share input and output embeddings, so the model can copy out of "
         "a search result a word it never wrote (a held-out answer); the search agent's lever")

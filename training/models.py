@@ -44,13 +44,18 @@ def synthetic_corpus(n_lines: int = 2000, seed: int = 0) -> list[str]:
     return lines
 
 
-def train_tokenizer(vocab_size: int = 512, texts: list[str] | None = None):
-    """A byte-level BPE tokenizer with ChatML special tokens, as a PreTrainedTokenizerFast."""
+def train_tokenizer(vocab_size: int = 512, texts: list[str] | None = None,
+                    single_digits: bool = False):
+    """A byte-level BPE tokenizer with ChatML special tokens, as a PreTrainedTokenizerFast.
+    `single_digits` keeps every digit a token of its own (as Llama does): a number is then
+    spelled in ten well-trained tokens, and copying it out of a text is copying a sequence."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.pre_tokenizer = (pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                  byte_level]) if single_digits else byte_level)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
@@ -125,13 +130,14 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
                      layers: int = 2, heads: int = 4, kv_heads: int = 2,
                      intermediate: int = 256, seed: int = 0, model_vocab_size: int | None = None,
                      overwrite: bool = False, word_texts: list[str] | None = None,
-                     tied: bool = False) -> Path:
+                     bpe_texts: list[str] | None = None, tied: bool = False) -> Path:
     """Build (or reuse) a random tiny Qwen2 + tokenizer in `out_dir`; returns the path.
 
     Reuse is keyed on the arguments, recorded in `tiny_model.json`, so a cached dir built
     with other sizes is rebuilt rather than silently returned. `model_vocab_size` pads the
     embedding beyond the tokenizer (real models do; benchmarks use it to reach real sizes).
-    `word_texts` (the page store) builds a word-level tokenizer on them instead of the BPE one.
+    `word_texts` (the page store) builds a word-level tokenizer on them instead of the BPE one;
+    `bpe_texts` (the page store) a BPE one of `vocab_size` on them, digits one token each.
     `tied` shares the input and output embeddings.
     """
     import torch
@@ -143,13 +149,17 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
                 model_vocab_size=model_vocab_size)
     if word_texts:
         spec["words"] = _digest([*word_texts, _PROMPT_TEXT])
+    if bpe_texts:
+        spec["bpe_pages"] = _digest([*bpe_texts, _PROMPT_TEXT])
     if tied:
         spec["tied"] = True
     marker = out / _MARKER
     if not overwrite and marker.exists() and json.loads(marker.read_text()) == spec:
         return out
     out.mkdir(parents=True, exist_ok=True)
-    tokenizer = train_word_tokenizer(word_texts) if word_texts else train_tokenizer(vocab_size)
+    tokenizer = (train_word_tokenizer(word_texts) if word_texts else
+                 train_tokenizer(vocab_size, [*bpe_texts, _PROMPT_TEXT], single_digits=True)
+                 if bpe_texts else train_tokenizer(vocab_size))
     torch.manual_seed(seed)
     config = tiny_qwen2_config(
         max(len(tokenizer), model_vocab_size or 0), hidden, layers, heads, kv_heads, intermediate,
