@@ -1,4 +1,4 @@
-"""The page-store tokenizer of the search agent (`model.tiny_tokenizer: pages`)."""
+"""The page-store tokenizers of the search agent (`model.tiny_tokenizer: pages | pages_bpe`)."""
 
 from training.agent import parse_action
 from training.models import build_tiny_model, load_tokenizer, train_word_tokenizer
@@ -67,3 +67,17 @@ def test_tied_embeddings_share_one_matrix_through_save_and_load(tmp_path):
     untied = load_causal_lm(build_tiny_model(tmp_path / "u", hidden=64, heads=2, kv_heads=1,
                                              layers=1, word_texts=PAGES))
     assert untied.lm_head.weight.data_ptr() != untied.model.embed_tokens.weight.data_ptr()
+
+
+def test_page_bpe_spells_numbers_in_digits_and_round_trips(tmp_path):
+    """`tiny_tokenizer: pages_bpe`: a BPE on the pages, each digit one token, so a number
+    never seen is still ten known tokens; an answer decodes back to the same action."""
+    path = build_tiny_model(tmp_path / "m", vocab_size=400, hidden=64, heads=2, kv_heads=1,
+                            layers=1, bpe_texts=PAGES * 20)
+    tok = load_tokenizer(path)
+    ids = tok.encode("<answer>98,761</answer>", add_special_tokens=False)
+    digits = [p for p in tok.convert_ids_to_tokens(ids) if any(c.isdigit() for c in p)]
+    assert digits == list("98761")
+    action = parse_action(tok.decode(ids + [tok.eos_token_id], skip_special_tokens=True))
+    assert (action.kind, action.arg) == ("answer", "98,761")
+    assert len(tok.encode(" Sismouth", add_special_tokens=False)) == 1   # a page word, merged
