@@ -67,6 +67,12 @@ def _progress(console, total: int):
             task = progress.add_task("train", total=total, info="")
 
             def advance(row: dict) -> None:
+                if "warm_start_step" in row:   # supervised steps before step 1
+                    nll = row["nll"]
+                    progress.update(task, completed=0, info=f"warm start {row['warm_start_step']}"
+                                    f"/{row['warm_start_steps']}" + (
+                                        f" nll {nll:.3f}" if nll is not None else ""))
+                    return
                 ev = row.get("eval_reward")
                 info = f"reward {row['reward_mean'] or 0:.2f}" + (
                     f" eval {ev:.2f}" if ev is not None else "")

@@ -119,10 +119,11 @@ def warm_start_sequences(agent, wh, train_where: str | None, n: int, true_answer
     return asyncio.run(play_all())
 
 
-def agent_warm_start(p, cfg) -> dict:
+def agent_warm_start(p, cfg, on_step=None) -> dict:
     """`warm_start.steps` supervised steps on scripted agent episodes (see module docstring)."""
     from training.engines.batching import pack_sequences
     from training.loss import sft_loss_fn
+    from training.setup import report_warm_step
 
     ws = cfg.warm_start
     oracle = ws.answers == "true"
@@ -134,11 +135,12 @@ def agent_warm_start(p, cfg) -> dict:
     stats: dict = {}
     p.train_engine.set_lr(ws.lr)
     try:
-        for _ in range(ws.steps):
+        for i in range(ws.steps):
             chosen = rng.sample(trajs, min(ws.batch_size, len(trajs)))
             stats = p.train_engine.train_batch(pack_sequences(
                 [t.prompt_ids for t in chosen], [t.output_ids for t in chosen], pad_id=p.pad_id,
                 output_masks=[t.loss_mask for t in chosen]), sft_loss_fn)
+            report_warm_step(on_step, i + 1, ws.steps, stats)
     finally:
         p.train_engine.set_lr(None)
     return {**stats, "sequences": len(trajs),

@@ -180,8 +180,9 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
                  split, train_engine.tokenizer.pad_token_id, state)
 
 
-def warm_start(p: Parts, cfg: TrainConfig) -> dict:
-    """Supervised steps on the output format with random answers (see training/tasks.py)."""
+def warm_start(p: Parts, cfg: TrainConfig, on_step=None) -> dict:
+    """Supervised steps on the output format with random answers (see training/tasks.py).
+    `on_step` gets `{"step": 0, "warm_start_step", "warm_start_steps", "nll"}` after each."""
     from training.engines.batching import pack_sequences
     from training.loss import sft_loss_fn
     from training.tasks import task_questions, warm_start_pairs
@@ -189,7 +190,7 @@ def warm_start(p: Parts, cfg: TrainConfig) -> dict:
     if cfg.rollout.workflow == "search":   # scripted agent episodes (training/agent_warm.py)
         from training.agent_warm import agent_warm_start
 
-        return agent_warm_start(p, cfg)
+        return agent_warm_start(p, cfg, on_step)
     if cfg.data.task:
         questions = task_questions(cfg.data.task, cfg.data.task_size, "train", cfg.data.seed)
         pairs = warm_start_pairs(questions, cfg.seed, cfg.warm_start.answers == "true")
@@ -200,16 +201,24 @@ def warm_start(p: Parts, cfg: TrainConfig) -> dict:
     stats: dict = {}
     p.train_engine.set_lr(cfg.warm_start.lr)
     try:
-        for _ in range(cfg.warm_start.steps):
+        for i in range(cfg.warm_start.steps):
             chosen = rng.sample(pairs, min(cfg.warm_start.batch_size, len(pairs)))
             prompts = [p.workflow.prompt_ids(q) for q, _ in chosen]
             outputs = [p.tokenizer.encode(a, add_special_tokens=False) + [eos]
                        for _, a in chosen]
             stats = p.train_engine.train_batch(
                 pack_sequences(prompts, outputs, pad_id=p.pad_id), sft_loss_fn)
+            report_warm_step(on_step, i + 1, cfg.warm_start.steps, stats)
     finally:
         p.train_engine.set_lr(None)
     return stats
+
+
+def report_warm_step(on_step, step: int, steps: int, stats: dict) -> None:
+    """Tell `on_step` (the CLI's progress bar) how far the warm start is."""
+    if on_step is not None:
+        on_step({"step": 0, "warm_start_step": step, "warm_start_steps": steps,
+                 "nll": stats.get("nll")})
 
 
 def warehouse_pairs(p: Parts, cfg: TrainConfig) -> list[tuple[str, str]]:

@@ -142,11 +142,14 @@ class _Trainer:
         metrics = MetricsLogger(self.run_dir, resume_step=start_step if ckpt else None)
         t_start = time.monotonic()
         if ckpt is None:
+            ws: dict = {}
             if cfg.warm_start.steps:
-                ws = await asyncio.to_thread(warm_start, p, cfg)
+                ws = await asyncio.to_thread(warm_start, p, cfg, self.on_step)
                 await self._publish(0)
                 logger.info("warm start: %s", ws)
             metrics.log({"step": 0, "policy_version": 0, "reward_mean": None,
+                         **{f"warm_start/{k}": v for k, v in ws.items()
+                            if isinstance(v, (int, float))},
                          **await self._evaluate(),
                          "elapsed_s": round(time.monotonic() - t_start, 3)})
         from training.loop import BandLoop

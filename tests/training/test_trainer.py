@@ -57,6 +57,7 @@ def test_train_end_to_end(tmp_path, capsys):
                  "--warehouse", str(wh_dir)]) == 0
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [0, 1, 2, 3, 4]
+    assert rows[0]["warm_start/nll"] > 0   # the warm start's last loss, beside the step-0 eval
     for r in rows[1:]:
         assert r["policy_version"] == r["step"] and 0 <= r["staleness_mean"] <= 1
         for key in ("reward_mean", "staleness_mean", "completion_len_mean", "kl_behav_prox",
@@ -153,7 +154,7 @@ def test_an_unreachable_engine_fails_the_run_with_one_error(tmp_path, monkeypatc
     from training.api import TrainingFailed
     from training.engines.hf_engine import HFInferenceEngine
 
-    real_generate, down = HFInferenceEngine.agenerate, []
+    real_generate, down, seen = HFInferenceEngine.agenerate, [], []
 
     async def generate(self, request):
         if down:
@@ -169,7 +170,10 @@ def test_an_unreachable_engine_fails_the_run_with_one_error(tmp_path, monkeypatc
     with pytest.raises(TrainingFailed, match="^the inference engine is unreachable "
                                              "\\(ConnectError: \\[Errno 111\\][^\n]*$"):
         run_train(cfg, tmp_path / "run", warehouse=tmp_path / "wh",
-                  on_step=lambda row: down.append(row["step"]) if row["step"] == 2 else None)
+                  on_step=lambda row: seen.append(row) or (
+                      down.append(row["step"]) if row["step"] == 2 else None))
+    # the progress bar heard of each warm-start step before step 1
+    assert [r.get("warm_start_step") for r in seen[:3]] == [1, 2, None]
     import warehouse
     wh = warehouse.open(tmp_path / "wh")
     assert wh.sql("select status from runs where kind = 'train'").to_pylist() == [
