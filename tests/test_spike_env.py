@@ -1,5 +1,6 @@
-"""examples/search_spike_env.py: a build's pages and its passing one-hop number questions,
-banded medium, in a new warehouse (the search agent's learning-spike environment)."""
+"""examples/search_spike_env.py: a build's pages and its passing one-hop number questions
+(`--types year`: the year ones), banded medium, in a new warehouse (the search agent's
+learning-spike environment)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,13 @@ def test_one_hop_number_questions_that_passed_only(demo_composed, tmp_path):
         dst.close()
     assert {r["question_id"] for r in ready} == set(numbers) - {failed}
     assert {r["band"] for r in ready} == {"medium"} and n_pages > 0
+    years = {r["question_id"] for r in rows if r["question_id"] in set(numbers) - {failed}
+             and r["answer_type"] == "year"}
+    assert script.main([str(tmp_path / "src"), str(tmp_path / "yr"), "--types", "year"]) == 0
+    assert script.main([str(tmp_path / "src"), str(tmp_path / "x"), "--types", "date"]) == 2
+    dst = warehouse.open(tmp_path / "yr", read_only=True)
+    try:
+        assert {r["question_id"] for r in dst.sql("select question_id from train_ready")
+                .to_pylist()} == years
+    finally:
+        dst.close()
