@@ -145,6 +145,10 @@ class _Trainer:
             ws: dict = {}
             if cfg.warm_start.steps:
                 ws = await asyncio.to_thread(warm_start, p, cfg, self.on_step)
+                # kept: RL's gain is measured against it (`datagen eval --policy
+                # checkpoint:RUN/warm_start`)
+                await asyncio.to_thread(p.train_engine.export_weights,
+                                        str(self.run_dir / "warm_start"))
                 await self._publish(0)
                 logger.info("warm start: %s", ws)
             metrics.log({"step": 0, "policy_version": 0, "reward_mean": None,

@@ -58,6 +58,7 @@ def test_train_end_to_end(tmp_path, capsys):
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [0, 1, 2, 3, 4]
     assert rows[0]["warm_start/nll"] > 0   # the warm start's last loss, beside the step-0 eval
+    assert (run_dir / "warm_start" / "config.json").exists()   # the warm-started model, kept
     for r in rows[1:]:
         assert r["policy_version"] == r["step"] and 0 <= r["staleness_mean"] <= 1
         for key in ("reward_mean", "staleness_mean", "completion_len_mean", "kl_behav_prox",
