@@ -26,8 +26,10 @@ class ModelConfig(_Strict):
     tiny_tokenizer: Literal["bpe", "pages", "pages_bpe"] = Field(
         "bpe", description="bpe: byte-level BPE on synthetic text (tiny_vocab_size); pages: "
         "word-level on the warehouse's page store (names and numbers one token each); "
-        "pages_bpe: byte-level BPE of tiny_vocab_size on the page store, one token per digit "
-        "(a rare name or a number is spelled in frequent pieces)")
+        "pages_bpe: byte-level BPE of tiny_vocab_size on the page store, numbers cut into "
+        "tiny_digit_group digits (a rare name or a number is spelled in frequent pieces)")
+    tiny_digit_group: int = Field(1, ge=1, le=4, description="pages_bpe: at most this many "
+                                  "digits per token (1: one per digit; 2: '1912' is '19' '12')")
     tiny_tied_embeddings: bool = Field(
         False, description="share input and output embeddings, so the model can copy out of "
         "a search result a word it never wrote (a held-out answer); the search agent's lever")

@@ -45,17 +45,22 @@ def synthetic_corpus(n_lines: int = 2000, seed: int = 0) -> list[str]:
 
 
 def train_tokenizer(vocab_size: int = 512, texts: list[str] | None = None,
-                    single_digits: bool = False):
+                    digit_group: int = 0):
     """A byte-level BPE tokenizer with ChatML special tokens, as a PreTrainedTokenizerFast.
-    `single_digits` keeps every digit a token of its own (as Llama does): a number is then
-    spelled in ten well-trained tokens, and copying it out of a text is copying a sequence."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    `digit_group` N > 0 cuts digit runs into pieces of at most N digits first (N = 1: one token
+    per digit, as Llama does; 2: "1912" is "19" "12"), so a number is spelled in a few
+    well-trained tokens and copying it out of a text is copying a short sequence."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.pre_tokenizer = (pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
-                                                  byte_level]) if single_digits else byte_level)
+    digits = pre_tokenizers.Split(Regex(rf"\d{{1,{digit_group}}}"), behavior="isolated")
+    tok.pre_tokenizer = (pre_tokenizers.Sequence([digits, byte_level]) if digit_group
+                         else byte_level)
+    if digit_group > 1:   # every piece of N digits a token, however rare in the texts
+        pieces = "".join(f"{i:0{digit_group}d}" for i in range(10 ** digit_group))
+        texts = [*(texts or synthetic_corpus()), *[pieces] * 4096]
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
@@ -130,14 +135,16 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
                      layers: int = 2, heads: int = 4, kv_heads: int = 2,
                      intermediate: int = 256, seed: int = 0, model_vocab_size: int | None = None,
                      overwrite: bool = False, word_texts: list[str] | None = None,
-                     bpe_texts: list[str] | None = None, tied: bool = False) -> Path:
+                     bpe_texts: list[str] | None = None, digit_group: int = 1,
+                     tied: bool = False) -> Path:
     """Build (or reuse) a random tiny Qwen2 + tokenizer in `out_dir`; returns the path.
 
     Reuse is keyed on the arguments, recorded in `tiny_model.json`, so a cached dir built
     with other sizes is rebuilt rather than silently returned. `model_vocab_size` pads the
     embedding beyond the tokenizer (real models do; benchmarks use it to reach real sizes).
     `word_texts` (the page store) builds a word-level tokenizer on them instead of the BPE one;
-    `bpe_texts` (the page store) a BPE one of `vocab_size` on them, digits one token each.
+    `bpe_texts` (the page store) a BPE one of `vocab_size` on them, numbers cut into pieces of
+    at most `digit_group` digits.
     `tied` shares the input and output embeddings.
     """
     import torch
@@ -151,6 +158,7 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
         spec["words"] = _digest([*word_texts, _PROMPT_TEXT])
     if bpe_texts:
         spec["bpe_pages"] = _digest([*bpe_texts, _PROMPT_TEXT])
+        spec["digit_group"] = digit_group
     if tied:
         spec["tied"] = True
     marker = out / _MARKER
@@ -158,7 +166,7 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
         return out
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = (train_word_tokenizer(word_texts) if word_texts else
-                 train_tokenizer(vocab_size, [*bpe_texts, _PROMPT_TEXT], single_digits=True)
+                 train_tokenizer(vocab_size, [*bpe_texts, _PROMPT_TEXT], digit_group)
                  if bpe_texts else train_tokenizer(vocab_size))
     torch.manual_seed(seed)
     config = tiny_qwen2_config(
@@ -184,19 +192,26 @@ def _digest(texts: list[str]) -> str:
     return h.hexdigest()[:16]
 
 
-def _is_word_level(model_path: str | Path) -> bool:
-    """Whether the folder holds a word-level tokenizer (`train_word_tokenizer`)."""
+def _is_own_tokenizer(model_path: str | Path) -> bool:
+    """Whether the folder holds a tokenizer of this module that AutoTokenizer would replace
+    with Qwen2's: a word-level one (`train_word_tokenizer`) or a page BPE whose numbers are cut
+    into digit groups (`train_tokenizer(digit_group=N)`; Qwen2's pre-tokenizer cuts digits one
+    by one and its words otherwise than the BPE learned them)."""
     path = Path(model_path) / "tokenizer.json"
     if not path.exists():
         return False
-    return json.loads(path.read_text()).get("model", {}).get("type") == "WordLevel"
+    spec = json.loads(path.read_text())
+    if spec.get("model", {}).get("type") == "WordLevel":
+        return True
+    first = (spec.get("pre_tokenizer") or {}).get("pretokenizers", [{}])[0]
+    return first.get("type") == "Split" and "\\d{1," in str(first.get("pattern"))
 
 
 def load_tokenizer(model_path: str | Path):
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
     # AutoTokenizer would give a tiny Qwen2 model Qwen2's byte-level pre-tokenizer back.
-    loader = PreTrainedTokenizerFast if _is_word_level(model_path) else AutoTokenizer
+    loader = PreTrainedTokenizerFast if _is_own_tokenizer(model_path) else AutoTokenizer
     tok = loader.from_pretrained(str(model_path))
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token

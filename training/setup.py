@@ -66,7 +66,8 @@ def _model_path(cfg: TrainConfig, run_dir: Path, wh=None) -> Path:
                             kv_heads=m.tiny_kv_heads, intermediate=m.tiny_intermediate,
                             seed=m.seed, word_texts=_page_texts(wh) if m.tiny_tokenizer ==
                             "pages" else None, bpe_texts=_page_texts(wh) if m.tiny_tokenizer
-                            == "pages_bpe" else None, tied=m.tiny_tied_embeddings)
+                            == "pages_bpe" else None, digit_group=m.tiny_digit_group,
+                            tied=m.tiny_tied_embeddings)
 
 
 def _page_texts(wh, limit: int = 20000) -> list[str]:

@@ -81,3 +81,14 @@ def test_page_bpe_spells_numbers_in_digits_and_round_trips(tmp_path):
     action = parse_action(tok.decode(ids + [tok.eos_token_id], skip_special_tokens=True))
     assert (action.kind, action.arg) == ("answer", "98,761")
     assert len(tok.encode(" Sismouth", add_special_tokens=False)) == 1   # a page word, merged
+
+
+def test_page_bpe_digit_pairs_are_one_token_each_even_when_unseen(tmp_path):
+    """`tiny_digit_group: 2`: a year is two tokens ("19" "91"), all 100 pairs being tokens,
+    though the pages hold only a few of them."""
+    path = build_tiny_model(tmp_path / "m", vocab_size=500, hidden=64, heads=2, kv_heads=1,
+                            layers=1, bpe_texts=PAGES * 20, digit_group=2)
+    tok = load_tokenizer(path)
+    pieces = tok.convert_ids_to_tokens(tok.encode("1991 and 2,077", add_special_tokens=False))
+    assert [p for p in pieces if p.strip("Ġ").isdigit()] == ["19", "91", "2", "07", "7"]
+    assert all(len(tok.encode(f"{i:02d}", add_special_tokens=False)) == 1 for i in range(100))
