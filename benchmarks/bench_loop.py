@@ -58,7 +58,8 @@ def build_warehouse(path: Path, n_copy: int, n_hard: int, seed: int) -> None:
     """The pool, every question `medium`: the task's questions and the unanswerable ones."""
     import warehouse
     from training.tasks import load_task
-    from warehouse.schema import DifficultyRecord, QuestionRecord, VerdictRecord
+    from warehouse.admit import admit
+    from warehouse.schema import QuestionRecord
 
     hard = unanswerable(n_hard, seed)
     with warehouse.open(path) as wh:
@@ -67,11 +68,8 @@ def build_warehouse(path: Path, n_copy: int, n_hard: int, seed: int) -> None:
             tx.append([QuestionRecord(question_id=q.question_id, question=q.question,
                                       answer=q.answer, composer="bench:loop", backend="builtin")
                        for q in hard])
-            tx.append([VerdictRecord(question_id=q.question_id, check_name="builtin_task",
-                                     status="pass") for q in hard])
-            tx.append([DifficultyRecord(question_id=q.question_id, solver="builtin", k=0,
-                                        n_correct=0, pass_rate=0.1, band="medium",
-                                        source="builtin") for q in hard])
+            admit(tx, [q.question_id for q in hard], check="builtin_task", solver="builtin",
+                  pass_rate=0.1)
 
 
 def initial_model(out: Path, n_copy: int, seed: int, steps: int = 150) -> Path:

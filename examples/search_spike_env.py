@@ -49,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
 def build(src: Path, dst: Path, types: tuple[str, ...] = ANSWER_TYPES) -> int:
     """The copy, of the questions whose answer_type is in `types`; returns their number."""
     import warehouse
-    from warehouse import (DifficultyRecord, FetchRecord, PageRecord, QuestionRecord,
-                           VerdictRecord)
+    from warehouse import FetchRecord, PageRecord, QuestionRecord
+    from warehouse.admit import admit
 
     source = warehouse.open(src, read_only=True)
     try:
@@ -66,11 +66,7 @@ def build(src: Path, dst: Path, types: tuple[str, ...] = ANSWER_TYPES) -> int:
             for rtype, table in pages.items():
                 tx.append(table, rtype)
             tx.append(questions, QuestionRecord)
-            tx.append([VerdictRecord(question_id=i, check_name="spike", status="pass")
-                       for i in ids])
-            tx.append([DifficultyRecord(question_id=i, solver="spike", k=1, n_correct=0,
-                                        pass_rate=0.5, band="medium", source="builtin")
-                       for i in ids])
+            admit(tx, ids, check="spike", solver="spike")
     finally:
         wh.close()
     return len(ids)

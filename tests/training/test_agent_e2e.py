@@ -19,7 +19,8 @@ def _banded_copy(src: Path, dst: Path) -> Path:
     verify and band stages' outcome without their minutes of work)."""
     import warehouse
     from tests.conftest import _copy_warehouse
-    from warehouse import DifficultyRecord, QuestionRecord, VerdictRecord
+    from warehouse import QuestionRecord
+    from warehouse.admit import admit
 
     source = warehouse.open(src, read_only=True)
     try:
@@ -31,11 +32,7 @@ def _banded_copy(src: Path, dst: Path) -> Path:
         ids = questions.column("question_id").to_pylist()
         with wh.transaction() as tx:
             tx.append(questions, QuestionRecord)
-            tx.append([VerdictRecord(question_id=i, check_name="test", status="pass")
-                       for i in ids])
-            tx.append([DifficultyRecord(question_id=i, solver="test", k=1, n_correct=0,
-                                        pass_rate=0.5, band="medium", source="builtin")
-                       for i in ids])
+            admit(tx, ids, check="test", solver="test")
     finally:
         wh.close()
     return dst
