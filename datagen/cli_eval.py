@@ -143,8 +143,10 @@ def _checkpoint(path: Path, tools, no_tools: bool, max_turns: Optional[int], tem
     if not (path / "config.json").is_file():
         raise UserError(f"--policy checkpoint:{path}: not an HF model dir (no config.json)")
     settings = run_agent_settings(path)
-    if settings:
-        print(f"agent settings from the run config: {settings}", file=sys.stderr)
+    print(f"agent settings from the run config: {settings}" if settings else
+          "agent settings: the defaults (no run config.yaml and metrics.jsonl beside or above "
+          f"{path}; a run's own settings apply to RUN/final, RUN/warm_start, RUN/weights/vN)",
+          file=sys.stderr)
     settings["max_turns"] = max_turns or settings.get("max_turns", 4)
     engine = HFInferenceEngine(path)
     agent = SearchAgentWorkflow(load_tokenizer(path), tools, use_tools=not no_tools,

@@ -117,6 +117,7 @@ def test_hotpotqa_oracle_random_and_no_tool_baseline(hotpotqa_env, tmp_path, cap
     print("oracle", oracle["all"], "random", rand["all"], "no-tool", notool["all"])
     assert rand["all"]["reward_avg@1"] <= 0.05 and rand["all"]["tool_calls"] == 3
     assert (notool["all"]["tool_calls"], notool["all"]["turns"]) == (0, 1)
+    assert "agent settings: the defaults (no run config.yaml" in capsys.readouterr().err
 
 
 def test_eval_user_mistakes(tmp_path, capsys):
