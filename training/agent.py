@@ -282,13 +282,18 @@ class SearchAgentWorkflow:
             ep.errors[f"tool_{type(exc).__name__}"] += 1
             return f"error: tool_failed: {type(exc).__name__}: {exc}"
 
+    def search_hits(self, query: str) -> list:
+        """The hits a search shows, their snippets in this agent's form (not yet cut)."""
+        hits = self.tools.search(query, self.search_k)
+        if self.snippet == "sentence":
+            hits = [replace(h, snippet=best_sentences(self.tools.page(h.url)[1], query))
+                    for h in hits]
+        return hits
+
     def _call(self, action: Action) -> str:
         if action.kind == "search":
-            hits = self.tools.search(action.arg, self.search_k)
-            if self.snippet == "sentence":
-                hits = [replace(h, snippet=best_sentences(self.tools.page(h.url)[1], action.arg))
-                        for h in hits]
-            return format_search(hits, self.snippet_chars, url_last=self.snippet == "sentence")
+            return format_search(self.search_hits(action.arg), self.snippet_chars,
+                                 url_last=self.snippet == "sentence")
         url, _, offset = action.arg.partition("#")
         return format_page(self.tools.open(url.strip(), int(offset) if offset.strip() else 0))
 

@@ -47,21 +47,18 @@ class TeacherEngine:
 _WORD = re.compile(r"\w(?:[\w,.'-]*\w)?")   # "32,052", "1.5", "O'Neil" stay one word
 
 
-def _shown_words(observation: str, question: str = "") -> list[str]:
-    """The distinct content words of a search result's snippets (not its titles and urls)
-    that are not in `question`; failing that its content words, then any word.
+def _shown_words(snippets: list[str], question: str = "") -> list[str]:
+    """The distinct content words of the snippets a search showed that are not in `question`;
+    failing that their content words, then any word.
 
-    >>> _shown_words("Varo | http://w/varo\\nThe Varo bridge was built in 1934.", "When was Varo built?")
+    >>> _shown_words(["The Varo bridge was built in 1934."], "When was Varo built?")
     ['bridge', '1934']
-    >>> _shown_words("Varo: The Varo bridge was built in 1934.\\nhttp://w/varo", "When was it built?")
+    >>> _shown_words(["The Varo bridge was built in 1934."], "When was it built?")
     ['Varo', 'bridge', '1934']
     """
     from training.agent import _STOP
 
-    body = [line.partition(": ")[2] if ": " in line and "http" not in line else line
-            for line in observation.splitlines()
-            if " | http" not in line and not line.startswith("http")]
-    words = list(dict.fromkeys(_WORD.findall(" ".join(body))))
+    words = list(dict.fromkeys(_WORD.findall(" ".join(snippets))))
     asked = {w.lower() for w in _WORD.findall(question)}
     content = [w for w in words if w.lower() not in _STOP]
     return [w for w in content if w.lower() not in asked] or content or words or ["x"]
@@ -69,10 +66,11 @@ def _shown_words(observation: str, question: str = "") -> list[str]:
 
 def format_plan(agent, item, rng: random.Random) -> list[str]:
     """Search the question; answer a random word of the snippets shown."""
-    from training.agent import Action
+    from training.agent import cut_at_word
 
-    shown = agent._call(Action("search", item.question))
-    guess = rng.choice(_shown_words(shown, item.question))
+    snippets = [cut_at_word(h.snippet, agent.snippet_chars)
+                for h in agent.search_hits(item.question)] or ["no results"]
+    guess = rng.choice(_shown_words(snippets, item.question))
     return [f"<search>{item.question}</search>", f"<answer>{guess}</answer>"]
 
 
