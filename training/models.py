@@ -54,10 +54,10 @@ def train_tokenizer(vocab_size: int = 512, texts: list[str] | None = None,
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
-    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    digits = pre_tokenizers.Split(Regex(rf"\d{{1,{digit_group}}}"), behavior="isolated")
-    tok.pre_tokenizer = (pre_tokenizers.Sequence([digits, byte_level]) if digit_group
-                         else byte_level)
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if digit_group:
+        digits = pre_tokenizers.Split(Regex(rf"\d{{1,{digit_group}}}"), behavior="isolated")
+        tok.pre_tokenizer = pre_tokenizers.Sequence([digits, tok.pre_tokenizer])
     if digit_group > 1:   # every piece of N digits a token, however rare in the texts
         pieces = "".join(f"{i:0{digit_group}d}" for i in range(10 ** digit_group))
         texts = [*(texts or synthetic_corpus()), *[pieces] * 4096]
@@ -203,8 +203,9 @@ def _is_own_tokenizer(model_path: str | Path) -> bool:
     spec = json.loads(path.read_text())
     if spec.get("model", {}).get("type") == "WordLevel":
         return True
-    first = (spec.get("pre_tokenizer") or {}).get("pretokenizers", [{}])[0]
-    return first.get("type") == "Split" and "\\d{1," in str(first.get("pattern"))
+    first = ((spec.get("pre_tokenizer") or {}).get("pretokenizers") or [{}])[0]
+    pattern = (first.get("pattern") or {}).get("Regex", "")
+    return first.get("type") == "Split" and pattern.startswith(r"\d{1,")
 
 
 def load_tokenizer(model_path: str | Path):
