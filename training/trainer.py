@@ -145,11 +145,11 @@ class _Trainer:
             ws: dict = {}
             if cfg.warm_start.steps:
                 ws = await asyncio.to_thread(warm_start, p, cfg, self.on_step)
-                # kept: RL's gain is measured against it (`datagen eval --policy
-                # checkpoint:RUN/warm_start`)
-                await asyncio.to_thread(p.train_engine.export_weights,
-                                        str(self.run_dir / "warm_start"))
                 await self._publish(0)
+                # kept (weights/v0 is pruned later): RL's gain is measured against it
+                # (`datagen eval --policy checkpoint:RUN/warm_start`)
+                await asyncio.to_thread(shutil.copytree, self.run_dir / "weights" / "v0",
+                                        self.run_dir / "warm_start", dirs_exist_ok=True)
                 logger.info("warm start: %s", ws)
             metrics.log({"step": 0, "policy_version": 0, "reward_mean": None,
                          **{f"warm_start/{k}": v for k, v in ws.items()
