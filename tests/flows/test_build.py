@@ -14,14 +14,15 @@ import pytest
 
 import warehouse
 
+KILLER = Path(__file__).with_name("kill_at_commit.py")  # SIGKILLs a stage at its Nth batch
+
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 # Small batches, so that each stage commits many times and a kill lands between commits.
 # The smallest demo world (40 entities: ~300 questions, several bands, hops 2-4); with 120
-# the build took 3 min here under load and this file ran it five times. Its 41 pages crawl
-# in a second, too fast to be caught running: 0.2 s between requests makes it ~8 s.
+# the build took 3 min here under load and this file ran it five times.
 CONFIG = ("demo: {entities: 40, seed: 7}\nseed: 0\n"
-          "crawl: {batch_size: 5, per_host_delay_s: 0.2}\n"
+          "crawl: {batch_size: 5}\n"
           "compose: {batch_size: 5}\nband: {batch_size: 16}\n")
 
 
@@ -117,35 +118,16 @@ def _counts(root: Path) -> dict:
         wh.close()
 
 
-def _wait_for_rows(root: Path, kind: str, table: str, proc, timeout_s: float = 600) -> None:
-    """Poll (one read-only connection) until a running `kind` run has committed a row."""
-    deadline = time.monotonic() + timeout_s
-    wh = None
+def _rows_of_last(root: Path, kind: str, table: str) -> tuple[str, int]:
+    """The status of the latest `kind` run and how many rows of `table` it committed."""
+    wh = warehouse.open(root, read_only=True)
     try:
-        while True:
-            assert proc.poll() is None, f"the build ended before its {kind} stage was killed"
-            assert time.monotonic() < deadline, f"no {kind} rows within {timeout_s} s"
-            if wh is None:
-                try:
-                    wh = warehouse.open(root, read_only=True)
-                except Exception:  # noqa: BLE001 - not created yet
-                    time.sleep(0.2)
-                    continue
-            if _committed(wh, kind, table):
-                return
-            time.sleep(0.05)
+        run = wh.sql("select run_id, status from runs where kind = ? order by started_at desc "
+                     "limit 1", [kind]).to_pylist()[0]
+        return run["status"], wh.scalar(f"select count(*) from {table} where run_id = ?",
+                                        [run["run_id"]])
     finally:
-        if wh is not None:
-            wh.close()
-
-
-def _committed(wh, kind: str, table: str) -> bool:
-    run = wh.sql("select run_id from runs where kind = ? and status = 'running' "
-                 "order by started_at desc limit 1", [kind]).to_pylist()
-    if not run:
-        return False
-    n = wh.sql(f"select count(*) as n from {table} where run_id = ?", [run[0]["run_id"]])
-    return n.column("n")[0].as_py() > 0
+        wh.close()
 
 
 def test_sigkill_in_crawl_compose_and_band_then_rerun_gives_the_same_result(built, build_env,
@@ -157,11 +139,12 @@ def test_sigkill_in_crawl_compose_and_band_then_rerun_gives_the_same_result(buil
            str(root)]
     stored_before_resume: set[str] = set()
     for kind, table in (("crawl", "fetches"), ("compose", "questions"), ("band", "difficulty")):
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
-        _wait_for_rows(root, kind, table, proc)
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        killed = subprocess.run([sys.executable, str(KILLER), kind, table, "3", *cmd[3:]],
+                                env=env, capture_output=True, text=True, timeout=900,
+                                start_new_session=True)
+        assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+        status, rows = _rows_of_last(root, kind, table)
+        assert status == "running" and rows > 0, (kind, status, rows)  # killed mid-stage
         if kind == "crawl":
             stored_before_resume = _stored_urls(root)
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
