@@ -30,6 +30,8 @@ class ModelConfig(_Strict):
         "tiny_digit_group digits (a rare name or a number is spelled in frequent pieces)")
     tiny_digit_group: int = Field(1, ge=1, le=4, description="pages_bpe: at most this many "
                                   "digits per token (1: one per digit; 2: '1912' is '19' '12')")
+    tiny_tag_tokens: bool = Field(False, description="pages_bpe: the agent's tool-call tags "
+                                  "(<search>, </answer>, ...) one token each, not ~6 pieces")
     tiny_tied_embeddings: bool = Field(
         False, description="share input and output embeddings, so the model can copy out of "
         "a search result a word it never wrote (a held-out answer); the search agent's lever")

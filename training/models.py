@@ -45,11 +45,12 @@ def synthetic_corpus(n_lines: int = 2000, seed: int = 0) -> list[str]:
 
 
 def train_tokenizer(vocab_size: int = 512, texts: list[str] | None = None,
-                    digit_group: int = 0):
+                    digit_group: int = 0, tags: tuple[str, ...] = ()):
     """A byte-level BPE tokenizer with ChatML special tokens, as a PreTrainedTokenizerFast.
     `digit_group` N > 0 cuts digit runs into pieces of at most N digits first (N = 1: one token
     per digit, as Llama does; 2: "1912" is "19" "12"), so a number is spelled in a few
-    well-trained tokens and copying it out of a text is copying a short sequence."""
+    well-trained tokens and copying it out of a text is copying a short sequence. `tags` (the
+    agent's `AGENT_TAGS`) become one token each, kept when decoding, instead of ~6 pieces."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -67,6 +68,7 @@ def train_tokenizer(vocab_size: int = 512, texts: list[str] | None = None,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
     )
     tok.train_from_iterator(texts or synthetic_corpus(), trainer=trainer)
+    tok.add_tokens(list(tags))
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
         bos_token=None, unk_token=None, additional_special_tokens=SPECIAL_TOKENS[1:],
@@ -75,12 +77,14 @@ def train_tokenizer(vocab_size: int = 512, texts: list[str] | None = None,
     return fast
 
 
+# The agent's tool-call tags (training/agent.py), single tokens with `tiny_tag_tokens`.
+AGENT_TAGS = ("<search>", "</search>", "<open>", "</open>", "<answer>", "</answer>")
 # Tags, numbers with their separators, words, single punctuation: one token each.
 _WORD_PIECES = r"</?[a-z]+>|\d[\d,.]*\d|\w+|[^\w\s]"
 # Text every agent prompt holds besides the pages: chat roles, tool tags, instructions.
 # Questions' own words besides ("How many ...?"): questions are not in the page store.
 _PROMPT_TEXT = ("system user assistant tool error malformed timeout not_found "
-                "<search> </search> <open> </open> <answer> </answer> | # "
+                + " ".join(AGENT_TAGS) + " | # "
                 "Answer the question. You may search the pages: write words or url, and read "
                 "the result. End with short answer. with "
                 "How What Which When Where Who Whom Whose Why In On At By For Of The A An "
@@ -136,7 +140,7 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
                      intermediate: int = 256, seed: int = 0, model_vocab_size: int | None = None,
                      overwrite: bool = False, word_texts: list[str] | None = None,
                      bpe_texts: list[str] | None = None, digit_group: int = 1,
-                     tied: bool = False) -> Path:
+                     tag_tokens: bool = False, tied: bool = False) -> Path:
     """Build (or reuse) a random tiny Qwen2 + tokenizer in `out_dir`; returns the path.
 
     Reuse is keyed on the arguments, recorded in `tiny_model.json`, so a cached dir built
@@ -144,7 +148,7 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
     embedding beyond the tokenizer (real models do; benchmarks use it to reach real sizes).
     `word_texts` (the page store) builds a word-level tokenizer on them instead of the BPE one;
     `bpe_texts` (the page store) a BPE one of `vocab_size` on them, numbers cut into pieces of
-    at most `digit_group` digits.
+    at most `digit_group` digits, the agent's tags single tokens with `tag_tokens`.
     `tied` shares the input and output embeddings.
     """
     import torch
@@ -159,6 +163,8 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
     if bpe_texts:
         spec["bpe_pages"] = _digest([*bpe_texts, _PROMPT_TEXT])
         spec["digit_group"] = digit_group
+        if tag_tokens:
+            spec["tag_tokens"] = True
     if tied:
         spec["tied"] = True
     marker = out / _MARKER
@@ -166,7 +172,8 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
         return out
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = (train_word_tokenizer(word_texts) if word_texts else
-                 train_tokenizer(vocab_size, [*bpe_texts, _PROMPT_TEXT], digit_group)
+                 train_tokenizer(vocab_size, [*bpe_texts, _PROMPT_TEXT], digit_group,
+                                 AGENT_TAGS if tag_tokens else ())
                  if bpe_texts else train_tokenizer(vocab_size))
     torch.manual_seed(seed)
     config = tiny_qwen2_config(

@@ -67,7 +67,7 @@ def _model_path(cfg: TrainConfig, run_dir: Path, wh=None) -> Path:
                             seed=m.seed, word_texts=_page_texts(wh) if m.tiny_tokenizer ==
                             "pages" else None, bpe_texts=_page_texts(wh) if m.tiny_tokenizer
                             == "pages_bpe" else None, digit_group=m.tiny_digit_group,
-                            tied=m.tiny_tied_embeddings)
+                            tag_tokens=m.tiny_tag_tokens, tied=m.tiny_tied_embeddings)
 
 
 def _page_texts(wh, limit: int = 20000) -> list[str]:

@@ -92,3 +92,22 @@ def test_page_bpe_digit_pairs_are_one_token_each_even_when_unseen(tmp_path):
     pieces = tok.convert_ids_to_tokens(tok.encode("1991 and 2,077", add_special_tokens=False))
     assert [p for p in pieces if p.strip("Ġ").isdigit()] == ["19", "91", "2", "07", "7"]
     assert all(len(tok.encode(f"{i:02d}", add_special_tokens=False)) == 1 for i in range(100))
+
+
+def test_page_bpe_tag_tokens_make_each_tool_tag_one_token_kept_when_decoding(tmp_path):
+    """`tiny_tag_tokens`: `<search>` is one token, not a spelling of six, and a decoded turn
+    still parses as the same action; without the option the tags stay in pieces."""
+    turn = "<search>Sismouth museum</search>"
+    lengths = {}
+    for tags in (False, True):
+        path = build_tiny_model(tmp_path / f"m{tags}", vocab_size=400, hidden=64, heads=2,
+                                kv_heads=1, layers=1, bpe_texts=PAGES * 20, tag_tokens=tags)
+        tok = load_tokenizer(path)
+        ids = tok.encode(turn, add_special_tokens=False)
+        lengths[tags] = len(ids)
+        action = parse_action(tok.decode(ids + [tok.eos_token_id], skip_special_tokens=True))
+        assert (action.kind, action.arg) == ("search", "Sismouth museum")
+    inner = tok.encode("Sismouth museum", add_special_tokens=False)
+    assert tok.convert_ids_to_tokens(ids) == ["<search>", *tok.convert_ids_to_tokens(inner),
+                                              "</search>"]
+    assert lengths[False] > lengths[True] + 2   # each tag was more than one piece
