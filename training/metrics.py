@@ -63,6 +63,7 @@ def plot_reward_curve(run_dir: Path) -> Path:
     ax.plot([r["step"] for r in ev], [r["eval_reward"] for r in ev], "o-",
             label="eval_reward (held-out)")
     ax.set_xlabel("step")
+    _minutes_axis(ax, rows)
     ax.set_ylabel("reward")
     ax.set_ylim(-0.02, 1.02)
     ax.grid(alpha=0.3)
@@ -71,6 +72,25 @@ def plot_reward_curve(run_dir: Path) -> Path:
     fig.savefig(out, dpi=100)
     plt.close(fig)
     return out
+
+
+def _minutes_axis(ax, rows: list[dict[str, Any]]) -> None:
+    """A top axis in minutes since the run started (warm start included), read off each
+    step's `elapsed_s`: a goal like "0.5 within 20 minutes" is read off the curve itself."""
+    import numpy as np
+
+    timed = sorted((r["step"], r["elapsed_s"] / 60) for r in rows if "elapsed_s" in r)
+    if len(timed) < 2:
+        return
+    from matplotlib.ticker import MaxNLocator
+
+    steps, minutes = (np.array(v, dtype=float) for v in zip(*timed))
+    marks = [m for m in MaxNLocator(8, steps=[1, 2, 5, 10]).tick_values(minutes[0], minutes[-1])
+             if minutes[0] <= m <= minutes[-1]]
+    top = ax.twiny()
+    top.set_xlim(ax.get_xlim())
+    top.set_xticks(np.interp(marks, minutes, steps), [f"{m:g}" for m in marks])
+    top.set_xlabel("minutes (warm start included)")
 
 
 def checkpoint_dirs(run_dir: Path) -> list[Path]:
