@@ -61,12 +61,12 @@ def _model_path(cfg: TrainConfig, run_dir: Path, wh=None) -> Path:
     from training.models import build_tiny_model
 
     m = cfg.model
+    texts = {m.tiny_tokenizer: _page_texts(wh)} if m.tiny_tokenizer != "bpe" else {}  # pages*
     return build_tiny_model(run_dir / "base_model", vocab_size=m.tiny_vocab_size,
                             hidden=m.tiny_hidden, layers=m.tiny_layers, heads=m.tiny_heads,
                             kv_heads=m.tiny_kv_heads, intermediate=m.tiny_intermediate,
-                            seed=m.seed, word_texts=_page_texts(wh) if m.tiny_tokenizer ==
-                            "pages" else None, bpe_texts=_page_texts(wh) if m.tiny_tokenizer
-                            == "pages_bpe" else None, digit_group=m.tiny_digit_group,
+                            seed=m.seed, word_texts=texts.get("pages"),
+                            bpe_texts=texts.get("pages_bpe"), digit_group=m.tiny_digit_group,
                             tag_tokens=m.tiny_tag_tokens, tied=m.tiny_tied_embeddings)
 
 

@@ -111,3 +111,29 @@ def test_page_bpe_tag_tokens_make_each_tool_tag_one_token_kept_when_decoding(tmp
     assert tok.convert_ids_to_tokens(ids) == ["<search>", *tok.convert_ids_to_tokens(inner),
                                               "</search>"]
     assert lengths[False] > lengths[True] + 2   # each tag was more than one piece
+
+
+def test_a_run_config_builds_its_base_model_on_the_warehouse_pages(tmp_path):
+    """`model.tiny_tokenizer: pages_bpe` with `tiny_digit_group: 2` and `tiny_tag_tokens`, as
+    the spike's config has them: the run's base model reads the pages of its warehouse."""
+    import datetime as dt
+
+    import warehouse
+    from training.config import TrainConfig
+    from training.setup import _model_path
+    from warehouse import PageRecord
+
+    cfg = TrainConfig.model_validate({"model": {
+        "tiny_tokenizer": "pages_bpe", "tiny_vocab_size": 500, "tiny_digit_group": 2,
+        "tiny_tag_tokens": True, "tiny_hidden": 64, "tiny_heads": 2, "tiny_kv_heads": 1,
+        "tiny_layers": 1}})
+    now = dt.datetime.now(dt.timezone.utc)
+    with warehouse.open(tmp_path / "wh") as wh:
+        wh.append([PageRecord(url=f"http://x/{i}", title=f"P{i}", text=text * 20,
+                              content_hash=str(i), fetched_at=now)
+                   for i, text in enumerate(PAGES)])
+        tok = load_tokenizer(_model_path(cfg, tmp_path / "run", wh))
+    pieces = tok.convert_ids_to_tokens(tok.encode("<answer>1906</answer>",
+                                                  add_special_tokens=False))
+    assert pieces == ["<answer>", "19", "06", "</answer>"]
+    assert len(tok.encode(" Sismouth", add_special_tokens=False)) == 1   # learned on the pages
