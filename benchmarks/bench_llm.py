@@ -1,6 +1,6 @@
 """Model-client throughput: bounded concurrency against a fixed-latency endpoint.
 
-The endpoint is `datagen.llm.loopback` in a separate process (so it does not share the GIL
+The endpoint is `tests.llm.loopback` in a separate process (so it does not share the GIL
 with the client), answering every chat request after a fixed 200 ms. The client is the one
 the composer uses (`ChatClient.chat_many`, cache on, `llm_calls` rows written to a temporary
 warehouse), at C = 32 requests in flight, outside any flow. The ideal is C / 0.2 s requests
@@ -41,7 +41,7 @@ SEQUENTIAL_SLICE = 50
 
 
 def start_server() -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "datagen.llm.loopback", "--latency",
+    proc = subprocess.Popen([sys.executable, "-m", "tests.llm.loopback", "--latency",
                              str(LATENCY_S), "--model", "bench"], stdout=subprocess.PIPE, text=True)
     return proc, proc.stdout.readline().strip()
 

@@ -89,7 +89,7 @@ def _scripted(body):
 
 def test_llm_solver_and_no_tool_check_on_a_loopback_server(tmp_path, capsys):
     from datagen.cli import main
-    from datagen.llm.loopback import LoopbackLLM
+    from tests.llm.loopback import LoopbackLLM
     from tests.difficulty.test_cli_demo import _small_world
     root = tmp_path / "wh"
     _small_world(root)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from datagen.llm import EndpointConfig
-from datagen.llm.loopback import LoopbackLLM
+from tests.llm.loopback import LoopbackLLM
 
 
 def fast_endpoint(base_url: str, **kw) -> EndpointConfig:

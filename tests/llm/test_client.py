@@ -12,7 +12,7 @@ import pytest
 from datagen.llm import (
     BudgetExceeded, ChatClient, ChatRequest, CircuitOpen, EndpointConfig,
 )
-from datagen.llm.loopback import LoopbackLLM, Reply
+from tests.llm.loopback import LoopbackLLM, Reply
 from tests.llm.conftest import fast_endpoint, first_then, user
 
 

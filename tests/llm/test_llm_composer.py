@@ -19,7 +19,7 @@ from datagen.cli import main
 from datagen.compose import ComposeConfig, run_compose
 from datagen.compose.llm_backend import LLMBackend
 from datagen.llm import CircuitOpen
-from datagen.llm.loopback import LoopbackLLM, Reply
+from tests.llm.loopback import LoopbackLLM, Reply
 from tests.conftest import _copy_warehouse
 from tests.llm import scripted
 from tests.llm.conftest import fast_endpoint

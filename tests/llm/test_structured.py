@@ -8,7 +8,7 @@ import time
 import pytest
 
 from datagen.llm import ChatClient, ChatRequest
-from datagen.llm.loopback import Reply
+from tests.llm.loopback import Reply
 from datagen.llm.structured import extract_json
 from tests.llm.conftest import fast_endpoint, user
 

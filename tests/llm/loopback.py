@@ -4,7 +4,7 @@
 list (one string per choice) or a `Reply`, which can also inject faults: any status and
 headers, a raw body (HTML, invalid UTF-8, an error object), a delay, a body that trickles,
 a connection reset mid-body. `GET /v1/models` lists the models; `GET /stats` counts requests.
-Run alone: `python -m datagen.llm.loopback --port 8011 --latency 0.2` (an asyncio echo server
+Run alone (from the repository root): `python -m tests.llm.loopback --port 8011 --latency 0.2` (an asyncio echo server
 with the same replies, for benchmarks: `serve_echo`).
 """
 
