@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 def server_command(model_path: str | Path, *, host: str = "127.0.0.1", port: int = 8000,
                    dtype: str | None = None, max_model_len: int | None = None, seed: int = 0,
-                   extra: list[str] | None = None) -> list[str]:
+                   served_model_name: str = "policy", extra: list[str] | None = None) -> list[str]:
     """The vLLM server's command line; ValueError if `max_model_len` exceeds the model's."""
     from training.engines.vllm_engine import engine_args, resolve_max_model_len
 
@@ -36,7 +36,7 @@ def server_command(model_path: str | Path, *, host: str = "127.0.0.1", port: int
     cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server",
            "--model", args["model"], "--host", host, "--port", str(port),
            "--dtype", args["dtype"], "--seed", str(seed),
-           "--logprobs-mode", args["logprobs_mode"], "--served-model-name", "policy"]
+           "--logprobs-mode", args["logprobs_mode"], "--served-model-name", served_model_name]
     if args["max_model_len"] is not None:  # None: not a local model folder; vLLM derives it
         cmd += ["--max-model-len", str(args["max_model_len"])]
     if args.get("enforce_eager"):
@@ -101,7 +101,8 @@ def stop_server(proc: subprocess.Popen, timeout_s: float = 20.0) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True)
+    parser.add_argument("--model", required=True,
+                        help="a model folder, a hub id or a pulled registry name")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--dtype", default=None)
@@ -111,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     a = parser.parse_args(argv)
     extra = [x for x in a.extra if x != "--"]
     try:
-        cmd = server_command(a.model, host=a.host, port=a.port, dtype=a.dtype,
+        from datagen.models import resolve_model
+        cmd = server_command(resolve_model(a.model), host=a.host, port=a.port, dtype=a.dtype,
                              max_model_len=a.max_model_len, extra=extra)
     except ValueError as exc:  # a user mistake: one line, not vLLM's traceback
         print(f"error: {exc}", file=sys.stderr)
