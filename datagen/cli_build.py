@@ -45,6 +45,7 @@ def build(
     With no seeds it builds, serves and crawls the demo world, so a fresh machine gets a full
     warehouse offline. Running it again with the same config skips finished stages.
     """
+    _own_prefect_home()  # before anything imports Prefect: it reads its settings once
     root = _root(warehouse)
     try:
         cfg = _config(config, seeds=seeds or None, seed=seed, endpoint=endpoint,
@@ -110,6 +111,14 @@ def deploy(
         serve_deployments(root, cfg, cron)
     except KeyboardInterrupt:
         typer.echo("stopped", err=True)
+
+
+def _own_prefect_home() -> None:
+    """The build's Prefect database apart from other Prefect installs; one line if unusable."""
+    from datagen.prefect_home import database_problem, use_own_prefect_home
+    use_own_prefect_home()
+    if problem := database_problem():
+        raise UserError(problem)
 
 
 def _raise_interrupt(signum, frame) -> None:

@@ -23,13 +23,19 @@ FORMAT_VERSION = 1
 MARKER = "WAREHOUSE.json"
 
 
+def data_dir() -> Path:
+    """The per-user datagen data folder (`$XDG_DATA_HOME/datagen`, else ~/.local/share/datagen):
+    the default warehouse, pulled models and the build's own Prefect home live under it."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "datagen"
+
+
 def default_warehouse_path() -> Path:
     """`DATAGEN_WAREHOUSE`, else a per-user data folder (never ./warehouse, the package)."""
     env = os.environ.get("DATAGEN_WAREHOUSE")
     if env:
         return Path(env).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "datagen" / "warehouse"
+    return data_dir() / "warehouse"
 
 
 def _read_marker(root: Path) -> dict[str, Any]:
