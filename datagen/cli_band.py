@@ -54,8 +54,13 @@ def band(
     """Measure how hard each question is: solver attempts -> pass rate -> band.
 
     Adaptive k: attempts come in rounds until the band is decided. Prints a band x hops table
-    and writes a PNG of the bands by hops beside the summary.
+    and writes a PNG of the bands by hops beside the summary. `--solver llm --model NAME`
+    without --endpoint serves the model with vLLM for the run.
     """
+    params = dict(locals())
+    from datagen.cli_model import wants_local_endpoint, with_local_endpoint
+    if solver == "llm" and wants_local_endpoint(model, endpoint, None):
+        return with_local_endpoint(band, params)
     cfg = _config(config, solver=solver, where=where, from_rollouts=from_rollouts, max_k=max_k,
                   confidence=confidence, endpoint=endpoint, model=model,
                   rollout_window=rollout_window, seed=seed)
@@ -113,8 +118,9 @@ def _solver(wh, cfg):
 def policy_solver(path: str, max_new_tokens: int = 256, temperature: float = 1.0):
     """A PolicySolver over a checkpoint folder (HF format) through training's in-process
     engine; named policy:<run>@v<N> from the folder (<run>/weights/vN, else its name)."""
+    from datagen.models import resolve_model
     from difficulty.solvers.policy import PolicySolver
-    folder = Path(path)
+    folder = Path(resolve_model(path))  # a pulled registry name names its folder
     if not (folder / "config.json").is_file():
         raise UserError(f"--solver policy:{path}: not a model folder (no config.json); give a "
                         "run's final/ or weights/vN folder")

@@ -38,6 +38,9 @@ def build(
     api_key_env: Annotated[Optional[str], typer.Option(
         "--api-key-env", help="Environment variable that holds the endpoint's API key.")] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Random seed of every stage.")] = None,
+    backend: Annotated[Optional[str], typer.Option(
+        "--backend", help="The composer: embedded (no model) or llm (needs --model; without "
+                          "--endpoint the model is served by vLLM for the build).")] = None,
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Run the whole pipeline: crawl -> compose -> verify -> band, resumable after a crash.
@@ -45,6 +48,17 @@ def build(
     With no seeds it builds, serves and crawls the demo world, so a fresh machine gets a full
     warehouse offline. Running it again with the same config skips finished stages.
     """
+    params = dict(locals())
+    from datagen.cli_model import wants_local_endpoint, with_local_endpoint
+    if backend not in (None, "embedded", "llm"):
+        raise UserError(f"--backend {backend}: use embedded or llm")
+    if backend == "llm" and not model:
+        raise UserError("--backend llm needs --model NAME (and --endpoint URL, or the model "
+                        "is served locally)")
+    if wants_local_endpoint(model, endpoint, backend):
+        return with_local_endpoint(build, params)
+    if backend == "embedded":
+        endpoint = model = None
     _own_prefect_home()  # before anything imports Prefect: it reads its settings once
     root = _root(warehouse)
     try:

@@ -46,8 +46,13 @@ def compose(
 ) -> None:
     """Mine seeds from the stored pages and compose harder multi-hop questions from them.
 
-    Prints a summary: seeds, composed by hops, steps rejected by reason.
+    Prints a summary: seeds, composed by hops, steps rejected by reason. With --model and no
+    --endpoint it serves the model with vLLM for the run (a registry name, folder or hub id).
     """
+    params = dict(locals())
+    from datagen.cli_model import wants_local_endpoint, with_local_endpoint
+    if wants_local_endpoint(model, endpoint, backend):
+        return with_local_endpoint(compose, {**params, "backend": "llm"})
     cfg = _config(config, backend=backend, endpoint=endpoint, model=model,
                   api_key_env=api_key_env, max_concurrency=max_concurrency,
                   cache=False if no_cache else None, max_calls=max_calls, max_tokens=max_tokens,

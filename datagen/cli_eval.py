@@ -106,7 +106,8 @@ def _policy(spec: str, wh, no_tools: bool, max_turns: Optional[int], endpoint, m
         return (ev.EndpointPolicy(client, tools, not no_tools, max_turns or 4,
                                   temperature=temperature), client.close)
     if spec.startswith("checkpoint:"):
-        return _checkpoint(Path(spec.split(":", 1)[1]), tools, no_tools, max_turns,
+        from datagen.models import resolve_model  # a pulled registry name names its folder
+        return _checkpoint(Path(resolve_model(spec.split(":", 1)[1])), tools, no_tools, max_turns,
                            temperature, seed)
     raise UserError(f"--policy {spec!r}: use checkpoint:PATH, endpoint, oracle or random")
 

@@ -125,3 +125,17 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def with_local_endpoint(command, params: dict) -> None:
+    """Run a stage `command(**params)` against a vLLM server started for it on
+    `params["model"]` (the stage had a model but no endpoint), then say so."""
+    with served_endpoint(params["model"]) as served:
+        command(**{**params, "endpoint": served.base_url})
+    typer.echo(served.summary())
+
+
+def wants_local_endpoint(model: Optional[str], endpoint: Optional[str], backend: Optional[str]
+                         ) -> bool:
+    """A model named with no endpoint, for a stage whose model backend is not switched off."""
+    return bool(model) and not endpoint and backend not in ("embedded",)

@@ -17,11 +17,9 @@ class _Strict(BaseModel):
 
 class ModelConfig(_Strict):
     path: Optional[str] = Field(None, description="HF model dir; None builds the tiny model")
-    tiny_hidden: int = 128
+    tiny_hidden: int = Field(128, ge=32, description="width of the tiny model; its heads are "
+                             "32 wide (hidden/32 heads, half as many KV heads, MLP 2 x hidden)")
     tiny_layers: int = 2
-    tiny_heads: int = 4
-    tiny_kv_heads: int = 2
-    tiny_intermediate: int = 256
     tiny_vocab_size: int = 512
     tiny_tokenizer: Literal["bpe", "pages", "pages_bpe"] = Field(
         "bpe", description="bpe: byte-level BPE on synthetic text (tiny_vocab_size); pages: "
@@ -35,7 +33,19 @@ class ModelConfig(_Strict):
     tiny_tied_embeddings: bool = Field(
         False, description="share input and output embeddings, so the model can copy out of "
         "a search result a word it never wrote (a held-out answer); the search agent's lever")
-    seed: int = 0
+    name: Optional[str] = Field(None, description="a registry model (`datagen model list`), "
+                                "pulled with `datagen model pull NAME`; sets path to its folder")
+
+    @model_validator(mode="after")
+    def _named(self):
+        if self.name is None:
+            return self
+        from datagen.models import resolve_model  # light: no torch
+        folder = resolve_model(self.name)
+        if self.path is not None and self.path != folder:
+            raise ValueError(f"model: give name or path, not both (name {self.name} is {folder})")
+        self.path = folder
+        return self
 
 
 class DataConfig(_Strict):
@@ -56,7 +66,6 @@ class DataConfig(_Strict):
     eval_file: Optional[str] = Field(None, description="JSONL of evaluation questions "
                                      "({question, answers: [gold, aliases...]}); training "
                                      "skips warehouse questions with the same text")
-    seed: int = 0
 
     @model_validator(mode="after")
     def _one_eval_split(self):
@@ -85,23 +94,22 @@ class RolloutConfig(_Strict):
         True, description="drop groups whose rewards are all equal (no learning signal); "
         "false keeps them: their advantages are 0, so they train nothing, but the data path runs")
     max_new_tokens: int = Field(16, ge=1)
-    temperature: float = Field(1.0, gt=0)
-    top_p: float = Field(1.0, gt=0, le=1)
+    temperature: float = Field(1.0, gt=0, description="sampling temperature of the rollouts; "
+                               "the trainer divides its logits by it too, so its logprobs "
+                               "are those of the distribution that sampled")
     eval_temperature: float = Field(1.0, gt=0)
     reward: Literal["reward", "strict", "judge"] = Field(
         "reward", description="verifiers.score_response mode, for training and evaluation: "
         "reward (equivalents pay, lists of candidates and padding earn 0), strict (exact "
         "match with the gold or an alias), judge (lenient, as human raters judge)")
-    max_failed_fraction: float = Field(
-        0.5, ge=0, le=1, description="stop the run when more than this share of a step's "
-        "episodes raise (a failed episode's group is dropped and counted)")
     workflow: Literal["qa", "search"] = Field(
         "qa", description="qa: single-turn answers; search: the multi-turn search agent "
         "(training/agent.py) with search/open over the warehouse's pages, see `agent:`")
     tool_latency_median_s: float = Field(0.0, ge=0, description="simulated tool latency, "
                                          "lognormal: per episode (qa), per tool call (search)")
     tool_latency_sigma: float = Field(1.2, ge=0)
-    vllm_kwargs: dict[str, Any] = Field(default_factory=dict)
+    vllm_kwargs: dict[str, Any] = Field(default_factory=dict, description="inference: vllm: "
+                                        "extra vllm.AsyncEngineArgs (e.g. max_model_len)")
 
     @model_validator(mode="before")
     @classmethod
