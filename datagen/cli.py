@@ -7,6 +7,7 @@ command bodies, so `datagen --help` stays instant.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import typer
@@ -34,11 +35,20 @@ for module in (cli_build, cli_warehouse, cli_crawl, cli_compose, cli_band, cli_t
     module.register(app)
 
 
+def quiet_progress_bars_off_a_terminal() -> None:
+    """Library progress bars (transformers' "Loading weights", vLLM's, tqdm's) only on a terminal:
+    in a build's output, a CI log or a test log they are noise. Inherited by subprocesses."""
+    if not sys.stderr.isatty():
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TQDM_DISABLE", "1")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code (testable in-process, without a subprocess)."""
     args = list(sys.argv[1:] if argv is None else argv)
     # The DeepSpeed launcher appends --local_rank=N to every process (LOCAL_RANK is set too).
     args = [a for a in args if not a.startswith("--local_rank")]
+    quiet_progress_bars_off_a_terminal()
     try:
         app(args=args, prog_name="datagen")
     except SystemExit as exc:  # Typer/click end every run with SystemExit(code)

@@ -80,8 +80,9 @@ def load_questions_warehouse(wh: Any, where: str | None, limit: int | None) -> l
     """train_ready rows matching `where`; support titles from the questions' source pages."""
     sql = ("select t.question_id, t.question, t.answer, t.answer_aliases, t.band, t.hops, "
            "(select list(p.title) from pages p where list_contains(q.source_urls, p.url)) "
-           "as titles from train_ready t join questions q using (question_id)"
-           + (f" where {where}" if where else "") + " order by t.question_id"
+           "as titles from (select * from train_ready t"
+           + (f" where {where}" if where else "")  # the plain train_ready columns it documents
+           + ") t join questions q using (question_id) order by t.question_id"
            + (f" limit {int(limit)}" if limit else ""))
     return [EvalQuestion(r["question_id"], r["question"],
                          (r["answer"], *(r["answer_aliases"] or ())), r["band"] or "",
