@@ -8,7 +8,8 @@ Measured against named baselines in the same run, on the same data:
 - the reward mode vs the judging mode: agreement with the human labels on all pairs
   and on one fixed subset (predictions of at most 10 words with no list separator,
   ``candidates.short_single_answer``), and the share of the generated adversarial set
-  (verifiers/attacks.py, every form of every gold) that each mode pays for;
+  (verifiers/attacks.py, every form of every gold, the lists of golds of other types
+  among them) that each mode pays for;
 - speed: ``is_equivalent`` calls/s vs SQuAD exact match calls/s;
 - near-duplicates over N questions (100,000; --quick 10,000): embedding time vs
   search time with blocked matrix products, and the same search done one query
@@ -108,14 +109,15 @@ def bench_attacks(data: Path) -> dict[str, float]:
     judge = attack_rates(attacks, lambda a: is_equivalent(a.prediction, a.gold, a.aliases, a.question))
     print(f"\nadversarial set: {len(attacks):,} predictions\n{'form':<15} {'n':>6} {'judge pays':>11} "
           f"{'reward pays':>12}")
-    for form in sorted(reward, key=lambda f: (f in ("all", "list", "pad"), f)):
+    for form in sorted(reward, key=lambda f: (f in ("all", "list", "mixed", "pad"), f)):
         (rp, n), (jp, _) = reward[form], judge[form]
         print(f"{form:<15} {n:>6} {jp / n:>11.2%} {rp / n:>12.2%}")
     share = {k: p / n for k, (p, n) in reward.items()}
-    return {"reward_list_accept": share["list"], "reward_pad_accept": share["pad"],
+    return {"reward_list_accept": share["list"], "reward_mixed_list_accept": share["mixed"],
+            "reward_pad_accept": share["pad"],
             "reward_attack_n": len(attacks), "reward_attack_accept": share["all"],
             "reward_attack_worst_form": max(v for k, v in share.items()
-                                            if k not in ("all", "list", "pad"))}
+                                            if k not in ("all", "list", "mixed", "pad"))}
 
 
 def bench_speed(data: Path, n: int) -> tuple[float, float]:
@@ -244,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
           f"em_calls_per_s={em_speed:.0f} dedup_embed_s={embed_s:.2f} "
           f"dedup_search_s={search_s:.2f} dedup_naive_search_s={naive_s:.2f} "
           f"reward_list_accept={attacks['reward_list_accept']:.4f} "
+          f"reward_mixed_list_accept={attacks['reward_mixed_list_accept']:.4f} "
           f"reward_pad_accept={attacks['reward_pad_accept']:.4f} "
           f"reward_attack_n={attacks['reward_attack_n']} "
           f"reward_attack_worst_form={attacks['reward_attack_worst_form']:.4f} "

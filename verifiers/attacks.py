@@ -3,10 +3,12 @@
 For each gold answer of a labelled set (one per question), typed by
 :func:`verifiers.candidates.answer_type`, predictions that offer the gold among
 golds of *other* questions of the same type, in every form a policy could try
-(:data:`FORMS`), plus padded and coarser ones. Nothing is hand-picked: the
-distractors are drawn with a seeded RNG. Left out, as the issue asks: distractors
-that ``is_equivalent`` already accepts for the gold (they would be right answers),
-and, per form, golds or distractors that contain that form's separator.
+(:data:`FORMS`), plus padded and coarser ones; and the same list forms with golds of
+questions of *other* types (``mixed_<form>``: "Ravi Shastri, South Carolina, January
+2017"), half of them after "Answer:" as a policy writes its final line. Nothing is
+hand-picked: the distractors are drawn with a seeded RNG. Left out, as the issues ask:
+distractors that ``is_equivalent`` already accepts for the gold (they would be right
+answers), and, per form, golds or distractors that contain that form's separator.
 
 The reward mode should pay for (almost) none of them; the judging mode pays for
 many (it follows human raters, who accept a long answer containing the gold).
@@ -176,6 +178,10 @@ FORMS: dict[str, tuple[tuple[str, ...], str, Callable]] = {
 }
 
 
+# The list forms, again with golds of other types as distractors (issue 29).
+MIXED_FORMS = tuple(f for f, (kinds, sep, _) in FORMS.items() if kinds == ALL and sep)
+
+
 def golds_of(rows: Iterable) -> list[_Gold]:
     """One gold per question (rows with .question, .gold, .aliases: LabelledPair)."""
     seen, out = set(), []
@@ -201,24 +207,37 @@ def build_attacks(rows: Iterable, seed: int = 0, forms_per_gold: int | None = No
                      if w not in STOPWORDS})
     out = []
     for g in golds:
-        distractors = _distractors(g, pools[g.kind], rng, n_distractors, is_equivalent)
+        same = _distractors(g, pools[g.kind], rng, n_distractors, is_equivalent)
+        others = _mixed_distractors(g, pools, rng, n_distractors, is_equivalent)
         forms = [f for f, (kinds, _, _) in FORMS.items() if g.kind in kinds]
+        forms += [f"mixed_{f}" for f in MIXED_FORMS]
         if forms_per_gold is not None:
             forms = rng.sample(forms, min(forms_per_gold, len(forms)))
-        accepted = {squad_normalize(x) for x in (g.gold, *g.aliases)}  # an alias is no attack
         own = set(re.findall(r"[a-z]+", (g.question + " " + g.gold).lower()))
         words = [w for w in filler if w not in own]
         for form in forms:
-            _, sep, build = FORMS[form]
-            if sep and sep in g.gold.lower():
-                continue
-            ds = [d for d in distractors if not (sep and sep in d.lower())]
-            if sep and not ds:
-                continue
-            pred = build(g, ds, rng, words) if form.startswith("pad") else build(g, ds, rng)
-            if pred and squad_normalize(pred) not in accepted:
+            mixed = form.startswith("mixed_")
+            pred = _predict(g, form.removeprefix("mixed_"), others if mixed else same, rng, words)
+            if pred and mixed and rng.random() < 0.5:
+                pred = "Answer: " + pred
+            if pred:
                 out.append(Attack(form, g.kind, g.question, g.gold, g.aliases, pred))
     return out
+
+
+def _predict(g: _Gold, form: str, distractors: list[str], rng: random.Random,
+             words: list[str]) -> str | None:
+    """One prediction of ``form``, or None where the form does not apply (a separator in
+    the gold or in every distractor, or a prediction that is an alias itself)."""
+    _, sep, build = FORMS[form]
+    if sep and sep in g.gold.lower():
+        return None
+    ds = [d for d in distractors if not (sep and sep in d.lower())]
+    if sep and not ds:
+        return None
+    pred = build(g, ds, rng, words) if form.startswith("pad") else build(g, ds, rng)
+    accepted = {squad_normalize(x) for x in (g.gold, *g.aliases)}  # an alias is no attack
+    return pred if pred and squad_normalize(pred) not in accepted else None
 
 
 def _distractors(g: _Gold, pool: list[str], rng: random.Random, n: int, is_equivalent) -> list[str]:
@@ -236,13 +255,31 @@ def _distractors(g: _Gold, pool: list[str], rng: random.Random, n: int, is_equiv
     return out
 
 
+def _mixed_distractors(g: _Gold, pools: dict[str, list[str]], rng: random.Random, n: int,
+                       is_equivalent) -> list[str]:
+    """Golds of questions of other types, each type drawn in turn (shuffled), that are
+    not right answers here."""
+    kinds = [k for k in sorted(pools) if k != g.kind and pools[k]]
+    rng.shuffle(kinds)
+    out: list[str] = []
+    for i in range(8 * n):
+        if len(out) == n or not kinds:
+            break
+        d = rng.choice(pools[kinds[i % len(kinds)]])
+        if d not in out and not is_equivalent(d, g.gold, g.aliases, g.question):
+            out.append(d)
+    return out
+
+
 def attack_rates(attacks: Sequence[Attack], pays: Callable[[Attack], bool]) -> dict[str, tuple[int, int]]:
-    """{form: (paid, n)} plus "all", "list" (every form but padding) and "pad"."""
+    """{form: (paid, n)} plus "all", "list" (every form but padding, mixed lists
+    included), "mixed" (the mixed-type lists) and "pad"."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for a in attacks:
         paid = int(pays(a))
-        group = "pad" if a.form.startswith("pad") else "list"
-        for key in (a.form, "all", group):
+        groups = ("pad",) if a.form.startswith("pad") else (
+            ("list", "mixed") if a.form.startswith("mixed_") else ("list",))
+        for key in (a.form, "all", *groups):
             counts[key][0] += paid
             counts[key][1] += 1
     return {k: (v[0], v[1]) for k, v in counts.items()}

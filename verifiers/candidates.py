@@ -25,9 +25,13 @@ import re
 from typing import Sequence
 
 from verifiers.dates import as_date, find_dates
-from verifiers.normalize import STOPWORDS, canonical_tokens, repair_mojibake, squad_normalize
+from verifiers.names import TITLES
+from verifiers.normalize import (
+    CURRENCY, STOPWORDS, canonical_tokens, repair_mojibake, squad_normalize,
+)
 from verifiers.periods import as_year, find_spans, find_years
 from verifiers.phrases import list_items, number
+from verifiers.quantities import LINEAR_UNITS, TEMPERATURE
 
 ANSWER_TYPES = ("year", "number", "date", "name", "other")
 MAX_EXTRA_WORDS = 8
@@ -45,8 +49,10 @@ HEDGES = frozenset({"maybe", "perhaps", "possibly", "probably", "likely", "eithe
 _MASK = "\ue000"  # a masked gold occurrence: one private-use character, neither word nor digit
 _BULLET = re.compile(r"(?m)^\s*(?:[-*•·‣▪–]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s+")
 _SEPARATORS = re.compile(
-    r"[;|/&\n()\[\]{}]|,(?!\d{3}(?!\d))|\s[-–—]\s"
-    r"|(?<![\w-])(?:and|or|nor|either|neither|versus|vs\.?|plus)(?![\w-])", re.IGNORECASE)
+    r"[;|/&\n\[\]{}]|(?<![\w-])(?:and|or|nor|either|neither|versus|vs\.?|plus)(?![\w-])",
+    re.IGNORECASE)
+_APPOSITION = re.compile(r"[()]|,(?!\d{3}(?!\d))|\s[-–—]\s")
+_TRIM = " \t.:\"'`*"
 _NUM = r"\d[\d,.]*\d|\d"
 _RANGE = re.compile(
     rf"(?<![\w.])(?:{_NUM})\s*(?:[-–—]|to|through|till|until|thru)\s*(?:{_NUM})(?![\w])"
@@ -62,6 +68,21 @@ NUMBER_SUFFIXES = frozenset("""
 st nd rd th s k m b bn mn mln t tn x am pm h hr hrs min mins sec secs ms yr yrs y d
 mm cm km mi ft in yd sq g kg mg lb lbs oz l ml gal w kw mw gw kwh v kv hz khz mhz ghz
 kb mb gb tb kbps mbps gbps mph kph kmh c f bc bce ad ce
+""".split())
+# Parts that may stand beside the answer in a list without being a second candidate.
+WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+# Units as canonical_tokens writes them ("7 (km)", "$2.18 billion, USD").
+UNIT_WORDS = NUMBER_SUFFIXES | {*(u for t in LINEAR_UNITS.values() for u in t), *CURRENCY.values(),
+                                *TEMPERATURE} | frozenset("""
+percent degree dollar euro yen rupee yuan us usd eur gbp kilometre metre centimetre millimetre
+mile litre square cubic per year month week day hour minute second
+""".split())
+# Rules of the judging mode that accept a place at another grain ("France" for Paris).
+PLACE_RULES = frozenset({"place", "location", "coarser_place"})
+# A title or post-nominal beside a name ("Geoffrey Palmer, OBE"; "Tim Cook, CEO").
+TITLE_WORDS = frozenset(TITLES) | frozenset("""
+obe mbe cbe kbe gbe dbe frs qc kc mp phd ph.d md esq jr sr former late current
+ceo cfo coo chairman chairwoman founder prime vice deputy sir dame lord lady saint st
 """.split())
 _ALNUM = re.compile(r"[^\W_]+")
 _RUNS = re.compile(r"\d+|[^\W\d_]+")
@@ -200,52 +221,97 @@ def _mask(answer: str, refs: list[str]) -> str:
     return answer
 
 
-def split_candidates(text: str) -> list[str]:
-    """The parts of an answer cut at list separators; a JSON array gives its items."""
+def split_candidates(text: str) -> list[list[str]]:
+    """The answer's candidate groups: cut at list separators (a JSON array gives its
+    items), then each group at apposition (a comma, brackets, a spaced dash: "Paris,
+    France", "Tim Cook (CEO)"), where a part may qualify its neighbour."""
     stripped = text.strip()
     if stripped.startswith("[") and stripped.endswith("]"):
         try:
             items = json.loads(stripped)
             if isinstance(items, list):
-                return [str(x).strip() for x in items if str(x).strip()]
+                return [[str(x).strip()] for x in items if str(x).strip()]
         except ValueError:
             pass
     text = _GLOSS.sub(" ", _BULLET.sub("\n", text))
     text = _DATE.sub(lambda m: m.group().replace(",", " "), text)
-    return [p.strip(" \t.:\"'`*") for p in _SEPARATORS.split(text) if p and p.strip(" \t.:\"'`*")]
+    groups = [[p.strip(_TRIM) for p in _APPOSITION.split(g) if p and p.strip(_TRIM)]
+              for g in _SEPARATORS.split(text) if g]
+    return [g for g in groups if g]
 
 
 def _several(masked: str, refs: list[str], question: str | None, kind: str) -> bool:
-    """Two or more candidates of the gold's type, at least one of them not the gold."""
-    parts = split_candidates(masked)
-    if len(parts) < 2:
-        return False
+    """Two or more candidates, of any types, at least one of them right and one neither
+    right nor, in apposition to a right one, a qualifier of it (:func:`_qualifies`)."""
+    groups = split_candidates(masked)
     q_words = set(canonical_tokens(question or "").words)
+    groups = [[p for p in g if _MASK in p or _fresh(p, q_words)] for g in groups]
+    if sum(len(g) for g in groups) < 2:
+        return False
+    from verifiers.equivalence import score_answer
     items = {squad_normalize(x) for r in refs for x in (r, *list_items(r))}
-    candidates = [p for p in parts if _MASK in p or _of_type(p, kind, q_words)]
-    if len(candidates) < 2:
-        return False
-    from verifiers.equivalence import is_equivalent
     gold, aliases = refs[0], tuple(refs[1:])
-    right = [_MASK in p or squad_normalize(p) in items
-             or is_equivalent(p, gold, aliases, question) for p in candidates]
-    return any(right) and not all(right)
 
+    def is_right(p: str) -> bool:  # a coarser place is right alone, not beside the gold
+        score = score_answer(p, gold, aliases, question)
+        return score.equivalent and score.rule not in PLACE_RULES
 
-def _of_type(part: str, kind: str, q_words: set[str]) -> bool:
-    words = canonical_tokens(part).words
-    fresh = [w for w in words if w not in q_words and w not in FRAME_WORDS and w not in HEDGES
-             and (kind == "other" or w not in STOPWORDS)]
-    if not fresh:
+    right = {p for g in groups for p in g if _MASK in p or squad_normalize(p) in items
+             or is_right(p)}
+    if not right:
         return False
-    if kind == "year":
-        return bool(find_years(words) or find_spans(words))
-    if kind == "date":
-        return bool(find_dates(words) or find_spans(words))
-    if kind == "number":
-        return any(number(w) is not None for w in fresh)
-    if kind == "name":
-        return any(w[:1].isupper() and w not in ("I",) for w in re.findall(r"[^\W\d_]+", part)
-                   if w.lower() not in q_words and w.lower() not in HEDGES
-                   and w.lower() not in FRAME_WORDS and w.lower() not in STOPWORDS)
-    return True
+    for g in groups:
+        inner = [*refs, *(p for p in g if p in right and _MASK not in p)]
+        beside_right = any(p in right for p in g)
+        if any(p not in right and not (beside_right and _qualifies(p, inner, kind, q_words)
+                                       or _between_places(g, i, inner))
+               for i, p in enumerate(g)):
+            return True
+    return False
+
+
+def _between_places(group: list[str], i: int, inner: list[str]) -> bool:
+    """A place between the answer and a place that contains it: "Ontario" in "Toronto,
+    Ontario, Canada" (the gazetteer has no Canadian provinces)."""
+    if i == 0 or not _contains_place(group[-1], inner) or i == len(group) - 1:
+        return False
+    from verifiers.places import gazetteer
+    words = canonical_tokens(group[i]).words
+    return any(e - s == len(words) for s, e, _ in gazetteer().find(words))
+
+
+def _fresh(part: str, q_words: set[str]) -> list[str]:
+    """The part's words that are neither the question's, an answer frame, a hedge nor a
+    function word: a part without any offers no candidate ("the answer is", "well")."""
+    return [w for w in canonical_tokens(part).words if w not in q_words and w not in FRAME_WORDS
+            and w not in HEDGES and (w not in STOPWORDS or w in ("yes", "no"))]
+
+
+def _qualifies(part: str, inner: list[str], kind: str, q_words: set[str]) -> bool:
+    """A part that a single right answer carries: a weekday beside a date, a unit beside a
+    number, a title or post-nominal beside a name, a place that contains the answer's
+    place ("Paris, France"). ``inner`` holds the golds and the parts judged right."""
+    words = [w for w in canonical_tokens(part).words if w not in STOPWORDS]
+    if not words:
+        return True
+    if all(w in WEEKDAYS for w in words):
+        return kind == "date" or any(find_dates(canonical_tokens(x).words) for x in inner)
+    if all(w in UNIT_WORDS for w in words):
+        return any(re.search(r"\d", x) for x in inner)
+    raw = {w.lower().strip(".") for w in re.findall(r"[^\W\d_][\w.]*", part)}
+    raw -= STOPWORDS | q_words
+    if raw and raw <= TITLE_WORDS and not re.search(r"\d", part):
+        return any(_title_case(x) for x in inner)
+    return _contains_place(part, inner)
+
+
+def _contains_place(part: str, inner: list[str]) -> bool:
+    """The part is a place (gazetteer) that contains a place the answer names."""
+    if not re.search(r"[A-Z]", part):
+        return False
+    from verifiers.places import as_place, related
+    outer = as_place(canonical_tokens(part).words)
+    if not outer:
+        return False
+    return any(related(a, b) == "coarser" for x in inner
+               for a in as_place(canonical_tokens(x).words) for b in outer)

@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 from verifiers.candidates import MAX_CHARS, MAX_EXTRA_WORDS, coarser, refusal
 from verifiers.equivalence import score_answer
-from verifiers.extract import boxed_contents, extract_final_answer
+from verifiers.extract import boxed_contents, extract_final_answer, strip_reasoning
 from verifiers.judge import LLMJudge
 from verifiers.mathcheck import DEFAULT_TIMEOUT_S, looks_mathematical, math_equivalent
 from verifiers.normalize import squad_normalize
@@ -51,6 +51,8 @@ def score_response(response: str, gold: str, aliases: Sequence[str] = (),
     # A gold the extractor would cut ("Portugal. The Man") is judged whole.
     answer = (response.strip() if whole and any(whole == squad_normalize(g) for g in golds)
               else extract_final_answer(response))
+    if mode == "reward":
+        answer = _with_following_lines(response, answer)
     if not answer:
         return RewardResult(0.0, "", "no_answer")
     if mode == "strict":
@@ -81,6 +83,18 @@ def score_response(response: str, gold: str, aliases: Sequence[str] = (),
         ok = judge.equivalent(question, gold, aliases, answer)
         return RewardResult(float(ok), answer, "llm_judge")
     return RewardResult(0.0, answer, score.rule)
+
+
+def _with_following_lines(response: str, answer: str) -> str:
+    """The answer and whatever follows it in the response: lines after an "Answer:" line
+    ("Answer: Ravi Shastri\n- South Carolina\n- January 2017") are more candidates, not
+    reasoning. The judging mode reads the "Answer:" line alone."""
+    text = strip_reasoning(response or "").strip()
+    i = text.rfind(answer) if answer else -1
+    if i < 0 or boxed_contents(text):
+        return answer
+    tail = text[i + len(answer):].strip().strip("*_").strip()
+    return f"{answer}\n{tail}" if tail else answer
 
 
 def _latex(text: str) -> bool:
