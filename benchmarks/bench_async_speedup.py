@@ -51,7 +51,7 @@ def config(eta: int, steps: int, latency_median: float, inference: str,
            late_groups: str = "wait") -> dict:
     return {
         "steps": steps, "eval_every": steps, "checkpoint_every": steps, "keep_checkpoints": 1,
-        "model": {"tiny_hidden": 128, "tiny_layers": 2, "tiny_heads": 4, "tiny_kv_heads": 2},
+        "model": {"tiny_hidden": 128, "tiny_layers": 2},
         "data": {"task": "fact_copy", "task_size": 4000, "band_weights": {"medium": 1.0},
                  "eval_size": 256},   # 256 held-out questions: eval noise ~±0.03, not ±0.06
         # A supervised head start on the task itself (80 steps: eval ≈ 0.55): RL from scratch

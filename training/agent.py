@@ -354,7 +354,7 @@ def agent_settings(cfg: Any) -> dict[str, Any]:
     evaluation and `datagen eval` of its checkpoints share."""
     r, a = cfg.rollout, cfg.agent
     return dict(max_turns=a.max_turns, context_tokens=a.context_tokens,
-                max_new_tokens=r.max_new_tokens, tool_timeout_s=a.tool_timeout_s,
+                max_new_tokens=r.max_new_tokens,
                 max_observation_tokens=a.max_observation_tokens, search_k=a.search_k,
                 snippet_chars=a.snippet_chars, snippet=a.snippet, reward_mode=r.reward)
 
@@ -370,7 +370,7 @@ def agent_workflows(cfg: Any, tokenizer: Any, wh: Any) -> tuple[SearchAgentWorkf
                if r.tool_latency_median_s > 0 else None)
     common = dict(agent_settings(cfg), format_reward=cfg.agent.format_reward,
                   seeded=r.inference == "hf")
-    train = SearchAgentWorkflow(tokenizer, tools, temperature=r.temperature, top_p=r.top_p,
+    train = SearchAgentWorkflow(tokenizer, tools, temperature=r.temperature,
                                 tool_latency=latency, _seed=random.Random(cfg.seed), **common)
     ev = SearchAgentWorkflow(tokenizer, tools, temperature=r.eval_temperature,
                              _seed=random.Random(cfg.seed + 1), **common)

@@ -96,6 +96,11 @@ def _evidence(wh, ids: list[str]) -> dict[str, list[dict]]:
     return {r["question_id"]: list(r["evidence"] or []) for r in rows.to_pylist()}
 
 
+# Training-split questions scripted (the first by md5 of the id); RL streams all of them, so
+# past this many the rest are new to the policy. Above every build the spike measured.
+WARM_QUESTIONS = 4096
+
+
 def warm_start_sequences(agent, wh, train_where: str | None, n: int, true_answers: bool,
                          seed: int = 0, plays: int = 1) -> list[Any]:
     """Scripted trajectories over up to `n` training-split questions (random order), `plays`
@@ -125,7 +130,7 @@ def agent_warm_start(p, cfg, on_step=None) -> dict:
 
     ws = cfg.warm_start
     oracle = ws.answers == "true"
-    trajs = warm_start_sequences(p.workflow, p.wh, p.split.train_where, ws.questions,
+    trajs = warm_start_sequences(p.workflow, p.wh, p.split.train_where, WARM_QUESTIONS,
                                  oracle, cfg.seed, plays=1 if oracle else FORMAT_PLAYS)
     if not trajs:
         raise ValueError("warm_start: no training-split questions in train_ready")

@@ -30,9 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 Batch = Mapping[str, Any]  # str -> torch.Tensor [B, T] (or [B] for per-sequence values)
-# loss_fn(logprobs [B, T] with grad, batch) -> (scalar loss, stats dict of floats). A loss_fn
-# with the attribute `wants_entropy = True` also finds "entropy" ([B, T] with grad: each
-# next-token distribution's entropy) in the micro-batch it is given.
+# loss_fn(logprobs [B, T] with grad, batch) -> (scalar loss, stats dict of floats).
 LossFn = Callable[[Any, Batch], "tuple[Any, dict[str, float]]"]
 
 

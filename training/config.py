@@ -17,7 +17,7 @@ class _Strict(BaseModel):
 
 class ModelConfig(_Strict):
     path: Optional[str] = Field(None, description="HF model dir; None builds the tiny model")
-    tiny_hidden: int = Field(128, ge=32, description="width of the tiny model; its heads are "
+    tiny_hidden: int = Field(128, ge=32, multiple_of=32, description="width of the tiny model; its heads are "
                              "32 wide (hidden/32 heads, half as many KV heads, MLP 2 x hidden)")
     tiny_layers: int = 2
     tiny_vocab_size: int = 512
@@ -137,36 +137,10 @@ class RolloutConfig(_Strict):
 class LossConfig(_Strict):
     eps_low: float = 0.2
     eps_high: float = 0.28
-    behav_cap: Optional[float] = 5.0
-    cap_mode: Literal["mask", "clamp"] = "mask"
-    kl_coef: float = Field(0.0, description="KL penalty to a frozen reference policy; the "
-                           "trainer keeps no reference model yet, so only 0 is accepted")
-    recompute_prox: bool = Field(True, description="π_prox from the trainer before each "
-                                 "step (decoupled PPO); False: π_prox = π_behav")
-    scale_adv_by_std: bool = True
-    all_wrong_advantage: float = Field(
-        0.0, ge=0, le=1, description="negative-sample reinforcement: dynamic sampling keeps "
-        "groups whose rewards are all 0, and each of their samples gets advantage -this (0: "
-        "such groups are dropped and train nothing), so a prompt whose answer has collapsed "
-        "onto a wrong one is pushed off it")
-    entropy_coef: float = Field(0.0, ge=0, description="entropy bonus: this much of the "
-                                "completion tokens' mean entropy is subtracted from the loss, "
-                                "so a prompt collapsed onto a wrong answer keeps exploring")
-    baseline: Literal["group", "batch"] = Field(
-        "group", description="advantage baseline: group (GRPO: a group whose rewards are all "
-        "equal trains nothing) or batch (REINFORCE++: the batch's mean and std, so an "
-        "all-wrong group pushes down what it sampled; use with rollout.dynamic_sampling "
-        "false, which otherwise drops those groups)")
+    behav_cap: Optional[float] = Field(5.0, description="a token whose behaviour weight "
+                                       "π_prox/π_behav exceeds it is masked out of the loss")
     ppo_minibatches: int = Field(1, ge=1, description="optimizer steps per batch (rows split "
                                  "into this many minibatches; π_prox stays the pre-batch policy)")
-
-
-    @model_validator(mode="after")
-    def _no_reference_model(self):
-        if self.kl_coef:
-            raise ValueError("loss.kl_coef > 0 needs a reference model, which the trainer does "
-                             "not keep yet (training.loss.kl_penalty is ready for one): set 0")
-        return self
 
 
 class WarmStartConfig(_Strict):
@@ -178,9 +152,6 @@ class WarmStartConfig(_Strict):
         "random", description="random: the format only (RL must learn the task); true: "
         "supervised on the task itself, a head start for benchmarks that study the RL system "
         "rather than learning from scratch")
-    questions: int = Field(4096, ge=1, description="search agent: training-split questions "
-                           "scripted for the warm start (the first by md5 of the id); RL "
-                           "streams all of them, so the rest are new to the policy")
 
 
 class AgentConfig(_Strict):
@@ -188,7 +159,6 @@ class AgentConfig(_Strict):
 
     max_turns: int = Field(4, ge=1, description="model generations per episode")
     context_tokens: int = Field(1024, ge=32, description="prompt + all turns + tool output")
-    tool_timeout_s: float = Field(10.0, gt=0)
     max_observation_tokens: int = Field(160, ge=1, description="a tool result is cut here")
     search_k: int = Field(3, ge=1, description="search results shown")
     snippet_chars: int = Field(160, ge=1, description="characters of each search snippet")
@@ -215,6 +185,50 @@ class LoopConfig(_Strict):
                                       "passed since its last rollout (0 = off)")
 
 
+class EngineConfig(_Strict):
+    """The DeepSpeed train engine (training/engines/deepspeed_engine.py). Its logits are
+    divided by rollout.temperature, the one sampling temperature."""
+
+    zero_stage: Literal[0, 1, 2, 3] = 0
+    precision: Literal["fp32", "bf16"] = Field("fp32", description="training precision (the "
+                                               "weights for inference are exported in fp32)")
+    micro_batch_size: int = Field(8, ge=1, description="sequences per forward/backward")
+    lr: float = Field(1e-3, gt=0, description="AdamW learning rate (the tiny models' scale)")
+    grad_clip: float = 1.0
+    warmup_steps: int = Field(0, ge=0, description="linear LR warm-up, then constant")
+    build_shm_op: bool = Field(False, description="True builds DeepSpeed's CPU comm op (a "
+                               "30-55 s JIT on first use; one process does not need it)")
+
+
+# Keys that were tried and dropped, with what to write instead: one line, not a traceback.
+_DROPPED = {
+    "loss.kl_coef": "the trainer keeps no reference model: remove it",
+    "loss.entropy_coef": "the entropy bonus was tried and dropped: remove it",
+    "loss.all_wrong_advantage": "negative-sample reinforcement was tried and dropped: remove it",
+    "loss.baseline": "the advantage baseline is the group's (GRPO): remove it",
+    "loss.cap_mode": "tokens over behav_cap are masked: remove it",
+    "loss.recompute_prox": "π_prox is always recomputed (decoupled PPO): remove it",
+    "loss.scale_adv_by_std": "advantages are always scaled by the group's std: remove it",
+    "engine.temperature": "use rollout.temperature (the trainer divides its logits by it)",
+    "engine.export_dtype": "weights are exported in float32: remove it",
+    "engine.gradient_checkpointing": "was never used: remove it",
+    "engine.ds_overrides": "set the engine's typed fields: remove it",
+    "engine.weight_decay": "AdamW runs without weight decay: remove it",
+    "engine.betas": "AdamW runs with its default betas: remove it",
+    "engine.eps": "AdamW runs with its default eps: remove it",
+    "rollout.top_p": "sampling is plain temperature sampling: remove it",
+    "rollout.max_failed_fraction": "the run stops when over half a step's episodes raise: "
+                                   "remove it",
+    "model.seed": "use the top-level seed",
+    "data.seed": "use the top-level seed",
+    "model.tiny_heads": "heads are 32 wide: set tiny_hidden only",
+    "model.tiny_kv_heads": "heads are 32 wide: set tiny_hidden only",
+    "model.tiny_intermediate": "the MLP is 2 x tiny_hidden: remove it",
+    "agent.tool_timeout_s": "tools time out after 10 s: remove it",
+    "warm_start.questions": "the warm start scripts up to 4096 questions: remove it",
+}
+
+
 class TrainConfig(_Strict):
     steps: int = Field(100, ge=1)
     eval_every: int = Field(10, ge=1)
@@ -228,15 +242,20 @@ class TrainConfig(_Strict):
     warm_start: WarmStartConfig = Field(default_factory=WarmStartConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     loop: LoopConfig = Field(default_factory=LoopConfig)
-    engine: dict[str, Any] = Field(default_factory=lambda: {"lr": 1e-3, "build_shm_op": False},
-                                   description="DeepSpeedEngineConfig fields")
+    engine: EngineConfig = Field(default_factory=EngineConfig)
 
-    @model_validator(mode="after")
-    def _engine_fields(self):
-        from training.engines.deepspeed_engine import DeepSpeedEngineConfig
-
-        DeepSpeedEngineConfig(**self.engine)  # fail at load time, naming the bad field
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _dropped_keys(cls, data: Any) -> Any:
+        """A dropped key gets its own line saying what to do instead."""
+        if not isinstance(data, dict):
+            return data
+        found = [f"{section}.{key}: {why}" for section, key, why in
+                 (k.split(".") + [v] for k, v in _DROPPED.items())
+                 if isinstance(data.get(section), dict) and key in data[section]]
+        if found:
+            raise ValueError("; ".join(found))
+        return data
 
 
 def load_config(path: str | Path | None = None,

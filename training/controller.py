@@ -123,7 +123,7 @@ class RolloutController:
                  group_size: int, max_in_flight: int, eta: int, version: int = 0,
                  late_groups: str = "wait", max_failed_fraction: float = 0.5,
                  is_fatal: Callable[[BaseException], bool] = engine_unreachable,
-                 dynamic_sampling: bool = True, keep_all_wrong: bool = False):
+                 dynamic_sampling: bool = True):
         if batch_size % group_size:
             raise ValueError(f"batch_size {batch_size} must be a multiple of group_size "
                              f"{group_size}")
@@ -132,7 +132,6 @@ class RolloutController:
         if late_groups not in ("wait", "drop"):
             raise ValueError(f"late_groups must be 'wait' or 'drop', not {late_groups!r}")
         self.late_groups, self.dynamic_sampling = late_groups, dynamic_sampling
-        self.keep_all_wrong = keep_all_wrong   # dynamic sampling keeps groups all rewarded 0
         self.max_failed_fraction, self.is_fatal = max_failed_fraction, is_fatal
         self._step_failed = self._step_ended = 0   # episodes since the last batch
         self.cancelled_episode_s = 0.0    # time spent in episodes cancelled with a late group
@@ -293,9 +292,7 @@ class RolloutController:
             reason = "dropped_rejected_episode"
         elif len({t.reward for t in trajs}) == 1:
             self.counts["groups_no_signal"] += 1
-            kept = self.keep_all_wrong and trajs[0].reward == 0
-            self.counts["groups_all_wrong_kept"] += kept
-            reason = "dropped_no_signal" if self.dynamic_sampling and not kept else None
+            reason = "dropped_no_signal" if self.dynamic_sampling else None
         self.counts["episodes_finished"] += len(trajs)
         self.counts["episodes_rejected"] += self.n - len(trajs)
         if reason:

@@ -38,18 +38,10 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6,
-                    scale_by_std: bool = True, baseline: str = "group",
-                    all_wrong: float = 0.0) -> torch.Tensor:
+                    scale_by_std: bool = True) -> torch.Tensor:
     """GRPO advantages for rewards shaped [groups, n]: (r - group mean) / (group std + eps).
 
     The std is the population std (divide by n). A group with all-equal rewards gets zeros.
-    `baseline="batch"` centres and scales by the whole batch instead (REINFORCE++'s global
-    normalisation): a group whose answers are all wrong while others are right now pushes
-    down what it sampled, so a prompt the policy has locked onto a wrong answer for still
-    moves (under "group" it gets no gradient at all).
-    `all_wrong` > 0 (negative-sample reinforcement, group baseline): every sample of a group
-    whose rewards are all 0 gets advantage −all_wrong instead of 0, the same push down on a
-    wrong answer without re-centring the batch.
 
     >>> grpo_advantages(torch.tensor([[1., 0., 0., 1.]]))
     tensor([[ 1.0000, -1.0000, -1.0000,  1.0000]])
@@ -57,24 +49,13 @@ def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6,
     tensor([[0., 0.]])
     >>> grpo_advantages(torch.tensor([[2., 0.]]), scale_by_std=False)
     tensor([[ 1., -1.]])
-    >>> grpo_advantages(torch.tensor([[1., 0.], [0., 0.]]), all_wrong=0.2)
-    tensor([[ 1.0000, -1.0000],
-            [-0.2000, -0.2000]])
-    >>> grpo_advantages(torch.tensor([[1., 1.], [0., 0.]]), baseline="batch")
-    tensor([[ 1.0000,  1.0000],
-            [-1.0000, -1.0000]])
     """
     if rewards.dim() != 2:
         raise ValueError(f"rewards must be [groups, n], got shape {tuple(rewards.shape)}")
-    if baseline not in ("group", "batch"):
-        raise ValueError(f"baseline must be 'group' or 'batch', got {baseline!r}")
-    over = dict(dim=1, keepdim=True) if baseline == "group" else {}
-    centered = rewards - rewards.mean(**over)
-    adv = centered / (rewards.std(unbiased=False, **over) + eps) if scale_by_std else centered
-    if all_wrong:
-        dead = (rewards == 0).all(dim=1, keepdim=True).expand_as(adv)
-        adv = torch.where(dead, torch.full_like(adv, -all_wrong), adv)
-    return adv
+    centered = rewards - rewards.mean(dim=1, keepdim=True)
+    if not scale_by_std:
+        return centered
+    return centered / (rewards.std(dim=1, keepdim=True, unbiased=False) + eps)
 
 
 def kl_penalty(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
@@ -169,16 +150,13 @@ def _ppo_stats(ratio, clipped, advantages, behav_w, mask, keep, logprobs,
 
 def make_ppo_loss_fn(eps_low: float = 0.2, eps_high: float = 0.28,
                      behav_cap: float | None = 5.0, cap_mode: str = "mask",
-                     kl_coef: float = 0.0, entropy_coef: float = 0.0):
+                     kl_coef: float = 0.0):
     """A `loss_fn(logprobs, batch)` for `TrainEngine.train_batch`.
 
     The batch carries `loss_mask`, `advantages`, `behav_logprobs` (from the inference engine),
     optionally `prox_logprobs` (recomputed by the trainer before the update; defaults to
     behav, i.e. plain PPO), `ref_logprobs` and a per-row `denominator` (total completion
     tokens of the whole batch, so micro-batches average over the same count).
-    `entropy_coef` > 0 subtracts that much of the completion tokens' mean entropy (the engine
-    supplies `entropy`, see training/api.LossFn): a prompt whose answer has collapsed onto a
-    wrong token keeps some probability elsewhere, so its groups can still find the right one.
     """
     def loss_fn(logprobs: torch.Tensor, batch: Mapping[str, Any]):
         behav = batch["behav_logprobs"]
@@ -189,14 +167,7 @@ def make_ppo_loss_fn(eps_low: float = 0.2, eps_high: float = 0.28,
             eps_low=eps_low, eps_high=eps_high, behav_cap=behav_cap, cap_mode=cap_mode,
             ref_logprobs=batch.get("ref_logprobs"), kl_coef=kl_coef,
             denominator=None if denom is None else denom.reshape(-1)[0])
-        if entropy_coef:
-            mask = batch["loss_mask"].to(logprobs.dtype)
-            n = mask.sum() if denom is None else denom.reshape(-1)[0].to(logprobs.dtype)
-            mean_entropy = (batch["entropy"] * mask).sum() / n.clamp(min=1.0)
-            loss = loss - entropy_coef * mean_entropy
-            stats["entropy"] = float(masked_mean(batch["entropy"].detach(), mask))
         return loss, stats
-    loss_fn.wants_entropy = entropy_coef > 0
     return loss_fn
 
 

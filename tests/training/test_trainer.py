@@ -10,8 +10,7 @@ from training.config import load_config
 
 SMALL = {
     "steps": 4, "eval_every": 2, "checkpoint_every": 2, "keep_checkpoints": 1,
-    "model": {"tiny_hidden": 64, "tiny_heads": 2, "tiny_kv_heads": 1, "tiny_layers": 1,
-              "tiny_intermediate": 128},
+    "model": {"tiny_hidden": 64, "tiny_layers": 1},
     "data": {"task": "fact_copy", "task_size": 60, "band_weights": {"medium": 1.0},
              "eval_size": 8},
     "warm_start": {"steps": 2, "batch_size": 8},

@@ -125,8 +125,7 @@ def test_a_run_config_builds_its_base_model_on_the_warehouse_pages(tmp_path):
 
     cfg = TrainConfig.model_validate({"model": {
         "tiny_tokenizer": "pages_bpe", "tiny_vocab_size": 500, "tiny_digit_group": 2,
-        "tiny_tag_tokens": True, "tiny_hidden": 64, "tiny_heads": 2, "tiny_kv_heads": 1,
-        "tiny_layers": 1}})
+        "tiny_tag_tokens": True, "tiny_hidden": 64, "tiny_layers": 1}})
     now = dt.datetime.now(dt.timezone.utc)
     with warehouse.open(tmp_path / "wh") as wh:
         wh.append([PageRecord(url=f"http://x/{i}", title=f"P{i}", text=text * 20,

@@ -35,7 +35,7 @@ def export_hf(engine, path: Path) -> None:
     tensors are freed on leaving the context)."""
     import torch
 
-    dtype = getattr(torch, engine.config.export_dtype)
+    dtype = torch.float32   # what vLLM on CPU runs (bf16 dies with SIGILL there)
     state = None
     with _gathered(engine):
         if engine.rank == 0:
@@ -48,7 +48,7 @@ def export_hf(engine, path: Path) -> None:
         write_safetensors(state, tmp)
         tmp.replace(path / "model.safetensors")  # a reader never sees half a file
         config = engine.module.config.to_dict()
-        config["torch_dtype"] = config["dtype"] = engine.config.export_dtype
+        config["torch_dtype"] = config["dtype"] = "float32"
         (path / "config.json").write_text(json.dumps(config, indent=2, default=str))
         engine.module.generation_config.save_pretrained(path)
         engine.tokenizer.save_pretrained(path)

@@ -16,42 +16,23 @@ global completion tokens, so token-level averaging holds across micro-batches an
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 import math
 import os
-import random
 import socket
 from pathlib import Path
-from typing import Any, Literal, Mapping
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, Mapping
 
 from training.api import Batch, LossFn
+from training.config import EngineConfig as DeepSpeedEngineConfig
 from training.engines.batching import slice_batch
 
 logger = logging.getLogger(__name__)
 _CKPT_TAG = "state"
 
 
-class DeepSpeedEngineConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    zero_stage: Literal[0, 1, 2, 3] = 0
-    precision: Literal["fp32", "bf16"] = "fp32"
-    micro_batch_size: int = Field(8, ge=1, description="sequences per forward/backward")
-    lr: float = 1e-5
-    weight_decay: float = 0.0
-    betas: tuple[float, float] = (0.9, 0.999)
-    eps: float = 1e-8
-    grad_clip: float = 1.0
-    warmup_steps: int = Field(0, ge=0, description="linear LR warm-up, then constant")
-    temperature: float = Field(1.0, gt=0, description="logits are divided by it, as in sampling")
-    gradient_checkpointing: bool = False
-    export_dtype: Literal["float32", "bfloat16", "float16"] = "float32"
-    build_shm_op: bool = Field(True, description="False skips DeepSpeed's 30-55 s CPU comm-op JIT")
-    ds_overrides: dict[str, Any] = Field(default_factory=dict, description="merged into the DS config")
-
+__all__ = ["DeepSpeedEngineConfig", "DeepSpeedTrainEngine", "init_distributed",
+           "lone_process_env", "token_logprobs"]
 
 LAUNCHER_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK")
 
@@ -104,33 +85,24 @@ def token_logprobs(logits, input_ids, temperature: float = 1.0):
     return torch.nn.functional.pad(lp, (1, 0), value=0.0)
 
 
-def token_entropy(logits, temperature: float = 1.0):
-    """[B, T] entropy of each next-token distribution (position 0 is 0), float32, with grad:
-    what an entropy bonus raises."""
-    import torch
-
-    logp = torch.log_softmax(logits[:, :-1].float() / temperature, dim=-1)
-    return torch.nn.functional.pad(-(logp.exp() * logp).sum(-1), (1, 0), value=0.0)
-
-
 class DeepSpeedTrainEngine:
-    def __init__(self, model_path: str | Path, config: DeepSpeedEngineConfig | None = None):
+    def __init__(self, model_path: str | Path, config: DeepSpeedEngineConfig | None = None,
+                 temperature: float = 1.0):
+        """`temperature`: the rollouts' sampling temperature, so that the trainer's logprobs
+        are those of the distribution that sampled."""
         import torch
         import deepspeed
         from training.models import load_causal_lm, load_tokenizer
 
         self.config = config or DeepSpeedEngineConfig()
+        self.temperature = temperature
         self.model_path = Path(model_path)
         init_distributed(self.config.build_shm_op)
         self.rank = torch.distributed.get_rank()
         self.world = torch.distributed.get_world_size()
         self.tokenizer = load_tokenizer(model_path)
         model = load_causal_lm(model_path, "float32")
-        if self.config.gradient_checkpointing:
-            model.gradient_checkpointing_enable()
-        optimizer = torch.optim.AdamW(
-            model.parameters(), lr=self.config.lr, betas=self.config.betas,
-            eps=self.config.eps, weight_decay=self.config.weight_decay)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=self.config.lr, weight_decay=0.0)
         warmup = self.config.warmup_steps
         scheduler = torch.optim.lr_scheduler.LambdaLR(
             optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0)
@@ -157,7 +129,6 @@ class DeepSpeedTrainEngine:
             "steps_per_print": 10**9,
             "wall_clock_breakdown": False,
         }
-        ds.update(c.ds_overrides)
         return ds
 
     @property
@@ -170,11 +141,10 @@ class DeepSpeedTrainEngine:
         return {k: v.to(self.device) if isinstance(v, torch.Tensor) else v
                 for k, v in batch.items()}
 
-    def _logprobs(self, batch: dict, entropy: bool = False):
+    def _logprobs(self, batch: dict):
         out = self.engine(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
                           use_cache=False)
-        lp = token_logprobs(out.logits, batch["input_ids"], self.config.temperature)
-        return (lp, token_entropy(out.logits, self.config.temperature)) if entropy else lp
+        return token_logprobs(out.logits, batch["input_ids"], self.temperature)
 
     def forward_logprobs(self, batch: Batch):
         """[B, T] float32 logprobs of the whole batch, no grad, on CPU."""
@@ -208,17 +178,12 @@ class DeepSpeedTrainEngine:
         # must line up); a rank with fewer rows repeats one with zero weight.
         rows_per_rank = math.ceil(n_rows / self.world)  # the most that any rank holds
         n_micro = math.ceil(rows_per_rank / mbs)
-        wants_entropy = getattr(loss_fn, "wants_entropy", False)   # see training/api.LossFn
         for i in range(n_micro):
             mb = slice_batch(local, slice(i * mbs, (i + 1) * mbs))
             real = mb["input_ids"].shape[0] > 0
             mb = mb if real else slice_batch(local, slice(0, 1))
             n_tokens = float(mb["loss_mask"].sum()) if real else 0.0
-            if wants_entropy:
-                logprobs, entropy = self._logprobs(mb, entropy=True)
-                mb = {**mb, "entropy": entropy}
-            else:
-                logprobs = self._logprobs(mb)
+            logprobs = self._logprobs(mb)
             if n_tokens == 0:  # nothing to learn; a loss_fn might divide by zero here
                 self.engine.backward(logprobs.sum() * 0.0, scale_wrt_gas=False)
                 continue
