@@ -1,0 +1,80 @@
+"""A stage given `--model NAME` and no `--endpoint` serves the model for the run, uses it,
+stops it and says so; a dead endpoint is one line and loses nothing stored. The vLLM
+launcher is replaced here by the scripted loopback model (the real server is in
+test_real_model.py), so this checks the wiring in seconds."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pytest
+
+import warehouse
+from datagen import cli_model
+from datagen.cli import main
+from tests.conftest import _copy_warehouse
+from tests.llm import scripted
+from tests.llm.loopback import LoopbackLLM
+
+pytestmark = pytest.mark.integration
+
+NAME = "smollm2-135m-instruct"
+
+
+@pytest.fixture
+def fake_vllm(monkeypatch, tmp_path):
+    """`served_endpoint` backed by the scripted loopback model; records starts and stops."""
+    events: list[str] = []
+
+    @contextlib.contextmanager
+    def served(model: str, **kw):
+        with LoopbackLLM(scripted.respond, models=(model,)) as server:
+            events.append(f"start {model}")
+            try:
+                yield cli_model.ServedEndpoint(model, server.base_url, 0.0, tmp_path / "log")
+            finally:
+                events.append(f"stop {model}")
+    monkeypatch.setattr(cli_model, "served_endpoint", served)
+    return events
+
+
+@pytest.fixture
+def crawled(demo_crawled, tmp_path) -> Path:
+    """A writable warehouse holding the session's demo crawl (250 entities)."""
+    _copy_warehouse(demo_crawled, tmp_path / "wh").close()
+    return tmp_path / "wh"
+
+
+def counts(root: Path) -> dict[str, int]:
+    with warehouse.open(root, read_only=True) as wh:
+        return {t: wh.count(t) for t in ("pages", "questions")}
+
+
+def test_compose_with_a_model_and_no_endpoint_serves_it_for_the_run(
+        fake_vllm, crawled, capsys):
+    root = str(crawled)
+    assert main(["compose", "--warehouse", root, "--model", NAME, "--max-questions", "3",
+                 "--max-concurrency", "4"]) == 0
+    out = capsys.readouterr().out
+    assert fake_vllm == [f"start {NAME}", f"stop {NAME}"]
+    assert f"model {NAME}: served by a local vLLM at http://127.0.0.1:" in out
+    with warehouse.open(root, read_only=True) as wh:
+        assert wh.count("llm_calls") > 0
+        assert wh.read(warehouse.QuestionRecord, where="composer = 'compose:llm'")
+
+
+def test_embedded_backend_never_serves(fake_vllm, crawled):
+    assert main(["compose", "--warehouse", str(crawled), "--backend", "embedded",
+                 "--model", NAME, "--max-questions", "2"]) == 0
+    assert fake_vllm == []
+
+
+def test_dead_endpoint_is_one_line_and_loses_nothing(crawled, capsys):
+    before = counts(crawled)
+    assert main(["compose", "--warehouse", str(crawled), "--backend", "llm",
+                 "--endpoint", "http://127.0.0.1:9/v1", "--model", NAME]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: LLM endpoint http://127.0.0.1:9/v1 is not usable")
+    assert not any("Traceback" in line for line in err)
+    assert counts(crawled) == before
