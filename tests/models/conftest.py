@@ -34,6 +34,14 @@ def sha256(data: bytes) -> str:
 
 
 @pytest.fixture
+def crawled(demo_crawled, tmp_path) -> Path:
+    """A writable warehouse holding the session's demo crawl (250 entities)."""
+    from tests.conftest import _copy_warehouse
+    _copy_warehouse(demo_crawled, tmp_path / "wh").close()
+    return tmp_path / "wh"
+
+
+@pytest.fixture
 def models_root(tmp_path, monkeypatch) -> Path:
     root = tmp_path / "models"
     monkeypatch.setenv("DATAGEN_MODELS", str(root))

@@ -13,7 +13,6 @@ import pytest
 import warehouse
 from datagen import cli_model
 from datagen.cli import main
-from tests.conftest import _copy_warehouse
 from tests.llm import scripted
 from tests.llm.loopback import LoopbackLLM
 
@@ -37,13 +36,6 @@ def fake_vllm(monkeypatch, tmp_path):
                 events.append(f"stop {model}")
     monkeypatch.setattr(cli_model, "served_endpoint", served)
     return events
-
-
-@pytest.fixture
-def crawled(demo_crawled, tmp_path) -> Path:
-    """A writable warehouse holding the session's demo crawl (250 entities)."""
-    _copy_warehouse(demo_crawled, tmp_path / "wh").close()
-    return tmp_path / "wh"
 
 
 def counts(root: Path) -> dict[str, int]:

@@ -84,18 +84,12 @@ def test_chat_and_structured_output(served):
     print(f"serve: up in {served.start_s:.0f} s; two calls in {time.monotonic() - start:.1f} s")
 
 
-def test_compose_with_the_real_model_accounts_every_call(served, demo_site, tmp_path, capsys):
+def test_compose_with_the_real_model_accounts_every_call(served, crawled, capsys):
     """A 135M model on 2 cores answers ~200 tokens/s, so a CI-sized compose is bounded by a
     call budget: it ends with one line or a summary, and every call is a row with its
     status (composed questions with the real model are measured in the bench, not here)."""
     from datagen.cli import main
-    from datagen.crawl import CrawlConfig, run_crawl, serve_folder
-    root = tmp_path / "wh"
-    wh = warehouse.open(root)
-    with serve_folder(demo_site[0]) as base:
-        run_crawl(CrawlConfig(seeds=[base + "/index.html"], allow_private=True, max_pages=6,
-                              per_host_delay_s=0.0), wh)
-    wh.close()
+    root = crawled
     code = main(["compose", "--warehouse", str(root), "--backend", "llm", "--endpoint",
                  served.base_url, "--model", NAME, "--max-concurrency", "4",
                  "--max-calls", "8", "--hops", "2"])
