@@ -110,46 +110,13 @@ def _no_tool_check(wh, cfg, solver) -> None:
 
 def _solver(wh, cfg):
     if cfg.solver.startswith("policy:"):
-        return policy_solver(cfg.solver.split(":", 1)[1])
+        from datagen.models import resolve_model
+        from training.policies import policy_solver
+        # A pulled registry name names its folder; training builds the solver (difficulty
+        # never imports training) with the checkpoint's own tokenizer.
+        return policy_solver(resolve_model(cfg.solver.split(":", 1)[1]))
     from difficulty.run import make_solver
     return make_solver(wh, cfg)
-
-
-def policy_solver(path: str, max_new_tokens: int = 256, temperature: float = 1.0):
-    """A PolicySolver over a checkpoint folder (HF format) through training's in-process
-    engine; named policy:<run>@v<N> from the folder (<run>/weights/vN, else its name)."""
-    from datagen.models import resolve_model
-    from difficulty.solvers.policy import PolicySolver
-    folder = Path(resolve_model(path))  # a pulled registry name names its folder
-    if not (folder / "config.json").is_file():
-        raise UserError(f"--solver policy:{path}: not a model folder (no config.json); give a "
-                        "run's final/ or weights/vN folder")
-    from transformers import AutoTokenizer
-
-    from training.api import GenerationRequest
-    from training.engines.hf_engine import HFInferenceEngine
-    tok = AutoTokenizer.from_pretrained(str(folder))
-    engine = HFInferenceEngine(folder)
-
-    def generate(prompts, n, seeds):
-        reqs = []
-        for prompt, row in zip(prompts, seeds):
-            ids = tok.apply_chat_template([{"role": "user", "content": prompt}],
-                                          add_generation_prompt=True, tokenize=True)
-            ids = list(ids["input_ids"] if isinstance(ids, dict) else ids)
-            reqs += [GenerationRequest(ids, max_new_tokens, temperature, seed=s) for s in row]
-        texts = [tok.decode(r.output_ids, skip_special_tokens=True) for r in engine.generate(reqs)]
-        return [texts[i * n:(i + 1) * n] for i in range(len(prompts))]
-
-    return PolicySolver(generate, policy_name(folder))
-
-
-def policy_name(folder: Path) -> str:
-    """policy:<run>@v<N> for <run>/weights/vN, policy:<run>@final for <run>/final."""
-    folder = folder.resolve()
-    if folder.parent.name == "weights" and folder.name.startswith("v"):
-        return f"policy:{folder.parent.parent.name}@{folder.name}"
-    return f"policy:{folder.parent.name}@{folder.name}"
 
 
 def _run(wh, cfg, solver):

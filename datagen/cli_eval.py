@@ -46,8 +46,13 @@ def eval_cmd(
     """Run a policy over a question set: EM, F1, verifiers accuracy (judge and reward modes),
     avg@k and pass@k, turns and tool calls, by band and hops; trajectories as JSONL.
 
-    Pages for search/open come from --warehouse.
+    Pages for search/open come from --warehouse. `--policy endpoint --model NAME` without
+    --endpoint serves the model with vLLM for the run.
     """
+    params = dict(locals())
+    from datagen.cli_model import wants_local_endpoint, with_local_endpoint
+    if policy == "endpoint" and wants_local_endpoint(model, endpoint, None):
+        return with_local_endpoint(eval_cmd, params)
     import asyncio
 
     from training.evaluate import run_eval, summarize, write_trajectories
@@ -88,71 +93,20 @@ def _questions(wh, questions: Optional[Path], where: Optional[str], limit: Optio
 
 
 def _policy(spec: str, wh, no_tools: bool, max_turns: Optional[int], endpoint, model, temperature, seed):
-    """(policy, close) for the --policy spec."""
+    """(policy, close) for the --policy spec (built by training/policies.py)."""
     from datagen.tools import PageTools
-    from training import evaluate as ev
+    from training.policies import checkpoint_policy, eval_policy, run_agent_settings, settings_note
 
     tools = PageTools.open(wh)
-    if spec == "oracle":
-        return ev.OraclePolicy(tools), lambda: None
-    if spec == "random":
-        return ev.RandomPolicy(tools, max_turns or 4, seed), lambda: None
-    if spec == "endpoint":
-        if not (endpoint and model):
-            raise UserError("--policy endpoint needs --endpoint URL and --model NAME")
-        from datagen.llm import ChatClient, EndpointConfig
-
-        client = ChatClient(EndpointConfig(base_url=endpoint, model=model))
-        return (ev.EndpointPolicy(client, tools, not no_tools, max_turns or 4,
-                                  temperature=temperature), client.close)
-    if spec.startswith("checkpoint:"):
-        from datagen.models import resolve_model  # a pulled registry name names its folder
-        return _checkpoint(Path(resolve_model(spec.split(":", 1)[1])), tools, no_tools, max_turns,
-                           temperature, seed)
-    raise UserError(f"--policy {spec!r}: use checkpoint:PATH, endpoint, oracle or random")
-
-
-def run_agent_settings(checkpoint: Path) -> dict:
-    """The agent settings a checkpoint was trained with (search results shown, snippet form,
-    budgets, reward mode), from its run's config.yaml (RUN/final or RUN/weights/vN), so it is
-    evaluated in the environment it learned; {} for a model folder outside a run."""
-    from training.agent import agent_settings
-    from training.config import load_config
-
-    here = checkpoint.resolve()
-    found = [d / "config.yaml" for d in (here.parent, here.parent.parent)
-             if (d / "config.yaml").is_file() and (d / "metrics.jsonl").exists()]
-    if not found:
-        return {}
-    config = found[0]
-    try:
-        return agent_settings(load_config(config))
-    except (ValueError, OSError) as exc:
-        raise UserError(f"--policy checkpoint:{checkpoint}: its run config {config} does not "
-                        f"load: {exc}") from exc
-
-
-def _checkpoint(path: Path, tools, no_tools: bool, max_turns: Optional[int], temperature: float,
-                seed: int):
-    import random
-
-    from training.agent import SearchAgentWorkflow
-    from training.engines.hf_engine import HFInferenceEngine
-    from training.evaluate import CheckpointPolicy
-    from training.models import load_tokenizer
-
-    if not (path / "config.json").is_file():
-        raise UserError(f"--policy checkpoint:{path}: not an HF model dir (no config.json)")
+    if not spec.startswith("checkpoint:"):
+        return eval_policy(spec, tools, use_tools=not no_tools, max_turns=max_turns,
+                           endpoint=endpoint, model=model, temperature=temperature, seed=seed)
+    from datagen.models import resolve_model  # a pulled registry name names its folder
+    path = Path(resolve_model(spec.split(":", 1)[1]))
     settings = run_agent_settings(path)
-    print(f"agent settings from the run config: {settings}" if settings else
-          "agent settings: the defaults (no run config.yaml and metrics.jsonl beside or above "
-          f"{path}; a run's own settings apply to RUN/final, RUN/warm_start, RUN/weights/vN)",
-          file=sys.stderr)
-    settings["max_turns"] = max_turns or settings.get("max_turns", 4)
-    engine = HFInferenceEngine(path)
-    agent = SearchAgentWorkflow(load_tokenizer(path), tools, use_tools=not no_tools,
-                                temperature=temperature, _seed=random.Random(seed), **settings)
-    return CheckpointPolicy(agent, engine), engine.close
+    print(settings_note(settings, path), file=sys.stderr)
+    return checkpoint_policy(path, tools, settings, use_tools=not no_tools, max_turns=max_turns,
+                             temperature=temperature, seed=seed)
 
 
 def _table(summary: dict, k: int) -> str:

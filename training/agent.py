@@ -36,9 +36,10 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from training.api import GenerationRequest, InferenceEngine, Trajectory
+from training.models import chat_prompt_ids
 from training.workflow import answer_reward
 
 SYSTEM_PROMPT = (
@@ -191,6 +192,80 @@ class _Episode:
 
 
 @dataclass
+class ChatEpisode:
+    """An episode against a chat endpoint: its messages and the same counters."""
+
+    messages: list[dict[str, str]]
+    turns: int = 0
+    calls: Counter = field(default_factory=Counter)
+    errors: Counter = field(default_factory=Counter)
+    answer: str | None = None
+    finished: bool = True
+
+
+class _Turns(Protocol):
+    """What the agent loop (`SearchAgentWorkflow.play`) drives: one episode's turns."""
+
+    episode: "_Episode | ChatEpisode"
+
+    def room(self) -> int: ...   # tokens the next turn may still generate
+
+    async def generate(self, max_new: int) -> tuple[str, bool]: ...   # text, stopped
+
+    def observe(self, text: str, closed: bool) -> bool: ...   # False: no room left
+
+
+@dataclass
+class _TokenTurns:
+    """Turns as one growing token sequence through an inference engine (training)."""
+
+    agent: "SearchAgentWorkflow"
+    engine: InferenceEngine
+    episode: _Episode
+
+    def room(self) -> int:
+        return self.agent.context_tokens - self.episode.length()
+
+    async def generate(self, max_new: int) -> tuple[str, bool]:
+        result = await self.engine.agenerate(self.agent.request(self.episode, max_new))
+        self.episode.add_model(result)
+        text = self.agent.tokenizer.decode(result.output_ids, skip_special_tokens=True)
+        return text, result.finish_reason == "stop"
+
+    def observe(self, text: str, closed: bool) -> bool:
+        return self.agent.append_observation(self.episode, text, closed)
+
+
+@dataclass
+class _ChatTurns:
+    """Turns as chat messages through an OpenAI-compatible client (`datagen eval`)."""
+
+    agent: "SearchAgentWorkflow"
+    client: Any     # datagen.llm.ChatClient
+    episode: ChatEpisode
+    item_id: str = ""
+    sample: int = 0
+
+    def room(self) -> int:
+        return self.agent.max_new_tokens
+
+    async def generate(self, max_new: int) -> tuple[str, bool]:
+        from datagen.llm import ChatRequest
+
+        res = await asyncio.to_thread(self.client.chat, ChatRequest(
+            tuple(self.episode.messages), temperature=self.agent.temperature,
+            max_tokens=max_new, purpose="eval", item_id=self.item_id, round=self.sample))
+        sample = res.good[0] if res.ok and res.good else None
+        text = sample.text if sample else ""
+        self.episode.messages.append({"role": "assistant", "content": text})
+        return text, not (sample and sample.finish_reason == "length")
+
+    def observe(self, text: str, closed: bool) -> bool:
+        self.episode.messages.append({"role": "user", "content": text})
+        return True
+
+
+@dataclass
 class SearchAgentWorkflow:
     """Multi-turn episodes with `search` / `open` over `tools` (a datagen.tools.PageTools)."""
 
@@ -212,56 +287,66 @@ class SearchAgentWorkflow:
     system_prompt: str | None = None
     seeded: bool = True
     tool_latency: Callable[[], float] | None = None   # a sampled wait before each tool call
-    _seed: Any = field(default_factory=lambda: random.Random(0))
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
 
     def __post_init__(self):
         if not 0.0 <= self.format_reward <= 0.1:
             raise ValueError(f"agent.format_reward must be within [0, 0.1] (got {self.format_reward})")
-        self._eos = self.tokenizer.eos_token_id
-        self._eos_text = self.tokenizer.eos_token
+        # None for an endpoint's chat episodes (run_chat), which never see token ids.
+        self._eos_text = getattr(self.tokenizer, "eos_token", None)
+
+    def system(self) -> str:
+        return self.system_prompt or (SYSTEM_PROMPT if self.use_tools else NO_TOOL_PROMPT)
 
     def prompt_ids(self, question: str) -> list[int]:
         """The system + user turns and the assistant header, through the chat template."""
-        system = self.system_prompt or (SYSTEM_PROMPT if self.use_tools else NO_TOOL_PROMPT)
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
-        ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True,
-                                                 tokenize=True)
-        return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+        return chat_prompt_ids(self.tokenizer, question, self.system())
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
     async def run_episode(self, engine: InferenceEngine, item: Any) -> Trajectory | None:
+        """A training (or held-out) episode: token ids through `engine`."""
         ep = _Episode(self.prompt_ids(item.question))
         t0 = time.monotonic()
-        answer, overflow, finished = None, False, True
-        for turn in range(self.max_turns):
-            room = self.context_tokens - ep.length()
-            if room < 4:
-                overflow = True
-                break
-            result = await engine.agenerate(self._request(ep, min(self.max_new_tokens, room)))
-            ep.add_model(result)
-            ep.turns += 1
-            text = self.tokenizer.decode(result.output_ids, skip_special_tokens=True)
-            action = parse_action(text)
-            if action.kind == "answer":
-                answer, finished = action.arg, result.finish_reason == "stop"
-                break
-            if turn + 1 == self.max_turns or not self.use_tools:
-                break
-            observation = await self._observe(action, ep)
-            if not self._append_observation(ep, observation, result.finish_reason == "stop"):
-                overflow = True
-                break
+        answer, finished, overflow = await self.play(_TokenTurns(self, engine, ep))
         return self._trajectory(item, ep, answer, finished, overflow, time.monotonic() - t0)
 
-    def _request(self, ep: _Episode, max_new: int) -> GenerationRequest:
+    async def run_chat(self, client: Any, question: str, item_id: str = "",
+                       sample: int = 0) -> ChatEpisode:
+        """The same episode against an OpenAI-compatible `client` (datagen.llm.ChatClient):
+        the model's turns as assistant messages, tool results as user messages. The endpoint
+        holds its own context, so only the turn budget applies; observations are not cut."""
+        ep = ChatEpisode([{"role": "system", "content": self.system()},
+                          {"role": "user", "content": question}])
+        ep.answer, ep.finished, _ = await self.play(
+            _ChatTurns(self, client, ep, item_id, sample))
+        return ep
+
+    async def play(self, turns: "_Turns") -> tuple[str | None, bool, bool]:
+        """The agent loop, one for training and evaluation: (answer, finished, overflow)."""
+        for turn in range(self.max_turns):
+            room = turns.room()
+            if room < 4:
+                return None, True, True
+            text, stopped = await turns.generate(min(self.max_new_tokens, room))
+            turns.episode.turns += 1
+            action = parse_action(text)
+            if action.kind == "answer":
+                return action.arg, stopped, False
+            if turn + 1 == self.max_turns or not self.use_tools:
+                break
+            observation = await self._observe(action, turns.episode)
+            if not turns.observe(observation, stopped):
+                return None, True, True
+        return None, True, False
+
+    def request(self, ep: _Episode, max_new: int) -> GenerationRequest:
         return GenerationRequest(
             prompt_ids=ep.prompt + ep.ids, max_new_tokens=max_new, temperature=self.temperature,
-            top_p=self.top_p, seed=self._seed.randrange(2**31) if self.seeded else None)
+            top_p=self.top_p, seed=self.rng.randrange(2**31) if self.seeded else None)
 
-    async def _observe(self, action: Action, ep: _Episode) -> str:
+    async def _observe(self, action: Action, ep: "_Episode | ChatEpisode") -> str:
         """The tool's result as text, or `error: reason: detail` (counted by reason)."""
         if action.kind == "malformed":
             ep.errors["malformed"] += 1
@@ -297,7 +382,7 @@ class SearchAgentWorkflow:
         url, _, offset = action.arg.partition("#")
         return format_page(self.tools.open(url.strip(), int(offset) if offset.strip() else 0))
 
-    def _append_observation(self, ep: _Episode, text: str, closed: bool) -> bool:
+    def append_observation(self, ep: _Episode, text: str, closed: bool) -> bool:
         """Tool turn + the next assistant header, cut to fit; False when nothing fits."""
         head = self.encode(("" if closed else self._eos_text) + "\n<|im_start|>tool\n")
         tail = self.encode(self._eos_text + "\n<|im_start|>assistant\n")
@@ -371,7 +456,7 @@ def agent_workflows(cfg: Any, tokenizer: Any, wh: Any) -> tuple[SearchAgentWorkf
     common = dict(agent_settings(cfg), format_reward=cfg.agent.format_reward,
                   seeded=r.inference == "hf")
     train = SearchAgentWorkflow(tokenizer, tools, temperature=r.temperature,
-                                tool_latency=latency, _seed=random.Random(cfg.seed), **common)
+                                tool_latency=latency, rng=random.Random(cfg.seed), **common)
     ev = SearchAgentWorkflow(tokenizer, tools, temperature=r.eval_temperature,
-                             _seed=random.Random(cfg.seed + 1), **common)
+                             rng=random.Random(cfg.seed + 1), **common)
     return train, ev

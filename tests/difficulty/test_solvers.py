@@ -119,7 +119,7 @@ def test_llm_solver_and_no_tool_check_on_a_loopback_server(tmp_path, capsys):
 
 
 def test_policy_solver_seam_and_name(tmp_path):
-    from datagen.cli_band import policy_name
+    from training.policies import policy_name
     from difficulty.solvers.policy import PolicySolver
     seen = []
 
@@ -134,3 +134,34 @@ def test_policy_solver_seam_and_name(tmp_path):
     assert [x.seed for x in out[0]] == seen[0][2][0]
     (tmp_path / "run7" / "weights" / "v3").mkdir(parents=True)
     assert policy_name(tmp_path / "run7" / "weights" / "v3") == "policy:run7@v3"
+
+
+def test_policy_solver_prompts_a_page_bpe_checkpoint_with_its_own_tokenizer(tmp_path,
+                                                                             monkeypatch):
+    """`datagen band --solver policy:` builds its prompts with the checkpoint's tokenizer (a
+    page BPE cutting numbers into digit pairs), not AutoTokenizer's Qwen2 pre-tokenizer,
+    which cut "1912" otherwise and so fed the policy ids it was never trained on."""
+    from transformers import AutoTokenizer
+
+    from tests.training.test_word_tokenizer import PAGES
+    from training.engines.hf_engine import HFInferenceEngine
+    from training.models import build_tiny_model, chat_prompt_ids, load_tokenizer
+    from training.policies import policy_solver
+
+    path = build_tiny_model(tmp_path / "run" / "weights" / "v2", vocab_size=500, hidden=64,
+                            heads=2, kv_heads=1, layers=1, bpe_texts=PAGES * 20, digit_group=2)
+    question = "Which bridge opened in 1912?"
+    own = chat_prompt_ids(load_tokenizer(path), question)
+    assert own != chat_prompt_ids(AutoTokenizer.from_pretrained(str(path)), question)
+    assert "19" in load_tokenizer(path).convert_ids_to_tokens(own)
+    sent = []
+    real = HFInferenceEngine.generate
+    monkeypatch.setattr(HFInferenceEngine, "generate",
+                        lambda self, reqs: sent.extend(reqs) or real(self, reqs))
+    solver = policy_solver(path, max_new_tokens=4)
+    try:
+        out = solver.solve([SolverQuestion("q1", question)], 2)
+    finally:
+        solver.close()
+    assert [r.prompt_ids for r in sent] == [own, own]
+    assert solver.name == "policy:run@v2" and len(out[0]) == 2
