@@ -15,7 +15,7 @@ Tag format: a turn holds one action, the first complete tag in it counts:
 `<search>query</search>`, `<open>url</open>` (or `<open>url#offset</open>` to page on),
 `<answer>text</answer>` (ends the episode). A turn without a tag, an unknown or empty tag, a
 tool that raises or runs past `tool_timeout_s`: each becomes an observation
-`error: <reason>: <detail>` for the model, counted in `info["tool_errors"]`, never a crash.
+`error: <reason>: <detail>` for the model, counted in `info.agent.tool_errors`, never a crash.
 
 Budgets: at most `max_turns` generations; the whole sequence stays within `context_tokens`
 (a turn gets `min(max_new_tokens, room left)`; an observation is cut to fit; no room left
@@ -36,11 +36,18 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol, TypedDict
 
-from training.api import GenerationRequest, InferenceEngine, Trajectory
+from training.api import (AgentInfo, EpisodeInfo, EpisodeItem, GenerationRequest,
+                          InferenceEngine, Trajectory)
 from training.models import chat_prompt_ids
 from training.workflow import answer_reward
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+    from training.config import TrainConfig
+    from warehouse import Warehouse
 
 SYSTEM_PROMPT = (
     "Answer the question. You may search the pages: write <search>words</search> or "
@@ -305,7 +312,8 @@ class SearchAgentWorkflow:
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
-    async def run_episode(self, engine: InferenceEngine, item: Any) -> Trajectory | None:
+    async def run_episode(self, engine: InferenceEngine,
+                          item: EpisodeItem) -> Trajectory | None:
         """A training (or held-out) episode: token ids through `engine`."""
         ep = _Episode(self.prompt_ids(item.question))
         t0 = time.monotonic()
@@ -393,18 +401,19 @@ class SearchAgentWorkflow:
         ep.add_observation(head + body + tail)
         return True
 
-    def _trajectory(self, item, ep: _Episode, answer, finished, overflow, seconds) -> Trajectory:
+    def _trajectory(self, item: EpisodeItem, ep: _Episode, answer: str | None, finished: bool,
+                    overflow: bool, seconds: float) -> Trajectory:
         task, rule = 0.0, "no_answer"
         if answer is not None:
             task, rule = answer_reward(answer, item.answer, tuple(item.answer_aliases or ()),
                                        item.question, self.reward_mode, finished=finished)
         fmt = self.format_reward if answer is not None else 0.0
-        info = {"reward_rule": rule, "reward_task": task, "reward_format": fmt,
-                "answer": answer, "answered": answer is not None, "overflow": overflow,
-                "n_tool_calls": sum(ep.calls.values()), "n_search": ep.calls["search"],
-                "n_open": ep.calls["open"], "tool_errors": dict(ep.errors),
-                "episode_s": seconds, "n_interruptions": ep.interruptions,
-                "finish_reason": "stop" if finished else "length"}
+        info = EpisodeInfo(
+            reward_rule=rule, finish_reason="stop" if finished else "length", episode_s=seconds,
+            n_interruptions=ep.interruptions, agent=AgentInfo(
+                answer=answer, overflow=overflow, n_search=ep.calls["search"],
+                n_open=ep.calls["open"], tool_errors=dict(ep.errors), reward_task=task,
+                reward_format=fmt))
         return Trajectory(
             question_id=item.question_id, prompt_ids=ep.prompt, output_ids=ep.ids,
             output_logprobs=ep.logprobs, output_versions=ep.versions, reward=task + fmt,
@@ -415,36 +424,50 @@ class SearchAgentWorkflow:
 def agent_metrics(trajectories: list[Trajectory], prefix: str = "agent/") -> dict[str, float]:
     """Per-step means over finished agent episodes: turns, tool calls, answer rate, overflows,
     search rate, reward with and without the format term, tool errors by reason (counts)."""
-    eps = [t for t in trajectories if "n_tool_calls" in t.info]
+    eps = [(t, t.info.agent) for t in trajectories if t.info.agent is not None]
     if not eps:
         return {}
     n = len(eps)
-    mean: Callable[[Callable], float] = lambda f: sum(f(t) for t in eps) / n  # noqa: E731
-    errors = Counter()
-    for t in eps:
-        errors.update(t.info["tool_errors"])
-    return {f"{prefix}turns": mean(lambda t: t.n_turns),
-            f"{prefix}tool_calls": mean(lambda t: t.info["n_tool_calls"]),
-            f"{prefix}search_rate": mean(lambda t: t.info["n_search"] > 0),
-            f"{prefix}answer_rate": mean(lambda t: t.info["answered"]),
-            f"{prefix}context_overflows": sum(t.info["overflow"] for t in eps),
-            f"{prefix}reward_task": mean(lambda t: t.info["reward_task"]),
-            f"{prefix}reward_with_format": mean(lambda t: t.reward),
+    mean: Callable[[Callable], float] = lambda f: sum(f(t, a) for t, a in eps) / n  # noqa: E731
+    errors: Counter = Counter()
+    for _, a in eps:
+        errors.update(a.tool_errors)
+    return {f"{prefix}turns": mean(lambda t, a: t.n_turns),
+            f"{prefix}tool_calls": mean(lambda t, a: a.n_tool_calls),
+            f"{prefix}search_rate": mean(lambda t, a: a.n_search > 0),
+            f"{prefix}answer_rate": mean(lambda t, a: a.answered),
+            f"{prefix}context_overflows": sum(a.overflow for _, a in eps),
+            f"{prefix}reward_task": mean(lambda t, a: a.reward_task),
+            f"{prefix}reward_with_format": mean(lambda t, a: t.reward),
             **{f"{prefix}tool_errors/{k}": v for k, v in sorted(errors.items())}}
 
 
-def agent_settings(cfg: Any) -> dict[str, Any]:
+class AgentSettings(TypedDict, total=False):
+    """The SearchAgentWorkflow keywords a run's config fixes (`agent_settings`)."""
+
+    max_turns: int
+    context_tokens: int
+    max_new_tokens: int
+    max_observation_tokens: int
+    search_k: int
+    snippet_chars: int
+    snippet: str
+    reward_mode: str
+
+
+def agent_settings(cfg: "TrainConfig") -> AgentSettings:
     """The environment a TrainConfig gives the agent (turns, budgets, search results shown,
     snippet form, reward mode): the SearchAgentWorkflow keywords that training, its held-out
     evaluation and `datagen eval` of its checkpoints share."""
     r, a = cfg.rollout, cfg.agent
-    return dict(max_turns=a.max_turns, context_tokens=a.context_tokens,
+    return AgentSettings(max_turns=a.max_turns, context_tokens=a.context_tokens,
                 max_new_tokens=r.max_new_tokens,
                 max_observation_tokens=a.max_observation_tokens, search_k=a.search_k,
                 snippet_chars=a.snippet_chars, snippet=a.snippet, reward_mode=r.reward)
 
 
-def agent_workflows(cfg: Any, tokenizer: Any, wh: Any) -> tuple[SearchAgentWorkflow, ...]:
+def agent_workflows(cfg: "TrainConfig", tokenizer: "PreTrainedTokenizerBase",
+                    wh: "Warehouse | None") -> tuple[SearchAgentWorkflow, SearchAgentWorkflow]:
     """(training, evaluation) agents for a TrainConfig, with the page tools over `wh`."""
     from datagen.tools import PageTools
     from training.workflow import lognormal_latency

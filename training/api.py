@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
-Batch = Mapping[str, Any]  # str -> torch.Tensor [B, T] (or [B] for per-sequence values)
+TensorBatch = Mapping[str, Any]  # str -> torch.Tensor [B, T] (or [B] for per-sequence values)
 # loss_fn(logprobs [B, T] with grad, batch) -> (scalar loss, stats dict of floats).
-LossFn = Callable[[Any, Batch], "tuple[Any, dict[str, float]]"]
+LossFn = Callable[[Any, TensorBatch], "tuple[Any, dict[str, float]]"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,39 @@ class GenerationResult:
     n_interruptions: int = 0
 
 
+@dataclass(frozen=True)
+class AgentInfo:
+    """What a search-agent episode (training/agent.py) did beside its tokens."""
+
+    answer: str | None = None
+    overflow: bool = False           # the context ran out before an answer
+    n_search: int = 0
+    n_open: int = 0
+    tool_errors: dict[str, int] = field(default_factory=dict)   # by reason
+    reward_task: float = 0.0
+    reward_format: float = 0.0
+
+    @property
+    def answered(self) -> bool:
+        return self.answer is not None
+
+    @property
+    def n_tool_calls(self) -> int:
+        return self.n_search + self.n_open
+
+
+@dataclass(frozen=True)
+class EpisodeInfo:
+    """What every episode reports beside its tokens: the reward rule that paid it (training
+    metrics count them), how generation ended, its wall time; `agent` for an agent episode."""
+
+    reward_rule: str = ""
+    finish_reason: str = "stop"      # of the answer's turn: "stop" | "length"
+    episode_s: float = 0.0
+    n_interruptions: int = 0
+    agent: AgentInfo | None = None   # None: a single-turn episode
+
+
 @dataclass
 class Trajectory:
     """One finished episode, ready to be trained on (or rejected by the controller)."""
@@ -71,7 +104,7 @@ class Trajectory:
     group_id: str = ""
     n_turns: int = 1
     text: str = ""
-    info: dict[str, Any] = field(default_factory=dict)
+    info: EpisodeInfo = field(default_factory=EpisodeInfo)
     episode_id: str = field(default_factory=lambda: uuid.uuid4().hex)   # random, unique
     loss_mask: list[int] | None = None   # per output token: 1 = the model's own token, 0 = tool
                                          # output (multi-turn agent); None = every token
@@ -99,14 +132,40 @@ class InferenceEngine(Protocol):
     def close(self) -> None: ...
 
 
+class EpisodeItem(Protocol):
+    """The question a workflow plays an episode on (warehouse.reader.TrainItem is one)."""
+
+    @property
+    def question_id(self) -> str: ...
+
+    @property
+    def question(self) -> str: ...
+
+    @property
+    def answer(self) -> str: ...
+
+    @property
+    def answer_aliases(self) -> Sequence[str]: ...
+
+
+class Workflow(Protocol):
+    """An episode on one question through an inference engine (None rejects it), and the
+    prompt ids it starts from (the supervised warm start trains on them)."""
+
+    def prompt_ids(self, question: str) -> list[int]: ...
+
+    async def run_episode(self, engine: InferenceEngine,
+                          item: EpisodeItem) -> Trajectory | None: ...
+
+
 @runtime_checkable
 class TrainEngine(Protocol):
     """A training backend (DeepSpeed). Knows models and optimizers, not algorithms."""
 
-    def forward_logprobs(self, batch: Batch) -> Any:
+    def forward_logprobs(self, batch: TensorBatch) -> Any:
         """float32 [B, T] logprobs of the whole batch on CPU, no grad (the π_prox pass)."""
 
-    def train_batch(self, batch: Batch, loss_fn: LossFn) -> dict[str, float]:
+    def train_batch(self, batch: TensorBatch, loss_fn: LossFn) -> dict[str, float]:
         """One optimizer step on the global batch; token-weighted stats (+ lr, grad_norm)."""
 
     def export_weights(self, path: str) -> None:
@@ -117,6 +176,9 @@ class TrainEngine(Protocol):
 
     def load(self, path: str) -> dict[str, Any]:
         """Restore what `save` wrote; returns its `trainer_state`."""
+
+    def set_lr(self, lr: float | None) -> None:
+        """Use `lr` for the following steps (None: the schedule's again; the warm start)."""
 
 
 class TrainingFailed(RuntimeError):

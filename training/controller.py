@@ -105,7 +105,7 @@ class _Group:
 
 
 @dataclass
-class Batch:
+class RolloutBatch:
     """What the trainer gets: n·k trajectories in groups of n, and their staleness."""
 
     groups: list[list[Trajectory]]
@@ -331,7 +331,7 @@ class RolloutController:
                 return None
         return chosen
 
-    async def get_batch(self) -> Batch | None:
+    async def get_batch(self) -> RolloutBatch | None:
         """Wait for the next batch (None when the source ran dry and nothing is left)."""
         if self._changed is None:
             self._changed = asyncio.Event()
@@ -347,7 +347,7 @@ class RolloutController:
             self._changed.clear()
             await self._changed.wait()
 
-    def _hand_out(self, chosen: list[_Group]) -> Batch:
+    def _hand_out(self, chosen: list[_Group]) -> RolloutBatch:
         ids = {g.seq for g in chosen}
         self._ready = [g for g in self._ready if g.seq not in ids]
         batch_version = self.consumed
@@ -361,7 +361,7 @@ class RolloutController:
             self.max_staleness_seen = max(self.max_staleness_seen, s)
         if self.late_groups == "drop":
             self._drop_late(batch_version)
-        return Batch([g.trajectories for g in chosen], [g.item for g in chosen],
+        return RolloutBatch([g.trajectories for g in chosen], [g.item for g in chosen],
                      batch_version, staleness)
 
     def _drop_late(self, batch_version: int) -> None:

@@ -27,11 +27,14 @@ import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from training.agent import SearchAgentWorkflow
 from training.api import InferenceEngine
 from training.workflow import answer_reward
+
+if TYPE_CHECKING:
+    from warehouse import Warehouse
 
 _WORD = re.compile(r"\d[\d,.]*\d(?![\w'’-])|[\w'’.-]+")   # "6,960" one word; "19th" too
 
@@ -87,7 +90,8 @@ def load_questions_jsonl(path: str | Path) -> list[EvalQuestion]:
     return out
 
 
-def load_questions_warehouse(wh: Any, where: str | None, limit: int | None) -> list[EvalQuestion]:
+def load_questions_warehouse(wh: "Warehouse", where: str | None,
+                             limit: int | None) -> list[EvalQuestion]:
     """train_ready rows matching `where`; support titles from the questions' source pages."""
     sql = ("select t.question_id, t.question, t.answer, t.answer_aliases, t.band, t.hops, "
            "(select list(p.title) from pages p where list_contains(q.source_urls, p.url)) "
@@ -299,8 +303,9 @@ class CheckpointPolicy:
 
         item = TrainItem(q.question_id, q.question, q.answers[0], q.answers[1:], q.band, None)
         t = await self.agent.run_episode(self.engine, item)
-        return Attempt(t.info["answer"], t.n_turns, t.info["n_tool_calls"],
-                       t.info["tool_errors"], t.text, t.info["finish_reason"] == "stop")
+        a = t.info.agent
+        return Attempt(a.answer, t.n_turns, a.n_tool_calls, dict(a.tool_errors), t.text,
+                       t.info.finish_reason == "stop")
 
 
 @dataclass

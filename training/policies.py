@@ -13,10 +13,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
     from datagen.tools import PageTools
+    from training.agent import AgentSettings
     from difficulty.solvers.policy import PolicySolver
     from training.engines.hf_engine import HFInferenceEngine
     from training.evaluate import Policy
@@ -34,7 +37,7 @@ class LoadedPolicy:
     """A model folder's tokenizer and in-process inference engine."""
 
     folder: Path
-    tokenizer: Any      # a transformers PreTrainedTokenizerBase
+    tokenizer: "PreTrainedTokenizerBase"
     engine: "HFInferenceEngine"
 
     def close(self) -> None:
@@ -53,18 +56,18 @@ def load_policy(folder: str | Path, what: str = "policy") -> LoadedPolicy:
     return LoadedPolicy(folder, load_tokenizer(folder), HFInferenceEngine(folder))
 
 
-def run_agent_settings(checkpoint: Path) -> dict[str, Any]:
+def run_agent_settings(checkpoint: Path) -> "AgentSettings":
     """The agent settings a checkpoint was trained with (search results shown, snippet form,
     budgets, reward mode), from its run's config.yaml (RUN/final or RUN/weights/vN), so it is
     evaluated in the environment it learned; {} for a model folder outside a run."""
-    from training.agent import agent_settings
+    from training.agent import AgentSettings, agent_settings
     from training.config import load_config
 
     here = checkpoint.resolve()
     found = [d / "config.yaml" for d in (here.parent, here.parent.parent)
              if (d / "config.yaml").is_file() and (d / "metrics.jsonl").exists()]
     if not found:
-        return {}
+        return AgentSettings()
     try:
         return agent_settings(load_config(found[0]))
     except (ValueError, OSError) as exc:
@@ -72,7 +75,7 @@ def run_agent_settings(checkpoint: Path) -> dict[str, Any]:
                           f"{exc}") from exc
 
 
-def settings_note(settings: dict[str, Any], path: Path) -> str:
+def settings_note(settings: "AgentSettings", path: Path) -> str:
     """One line saying where a checkpoint's agent settings came from (for the CLI to print)."""
     if settings:
         return f"agent settings from the run config: {settings}"
@@ -80,7 +83,7 @@ def settings_note(settings: dict[str, Any], path: Path) -> str:
             f"{path}; a run's own settings apply to RUN/final, RUN/warm_start, RUN/weights/vN)")
 
 
-def checkpoint_policy(path: Path, tools: "PageTools", settings: dict[str, Any], *,
+def checkpoint_policy(path: Path, tools: "PageTools", settings: "AgentSettings", *,
                       use_tools: bool = True, max_turns: int | None = None,
                       temperature: float = 1.0, seed: int = 0
                       ) -> tuple["Policy", Callable[[], None]]:

@@ -4,41 +4,52 @@ controller, workflows; the supervised warm start; rollout rows for the warehouse
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from training.api import InferenceEngine, TrainEngine, Workflow
 from training.config import TrainConfig
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+    from training.controller import RolloutController
+    from training.split import EvalSplit
+    from warehouse import StreamReader, TrainItem, Warehouse
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
 class Parts:
-    wh: Any
+    """Everything rank 0 runs, built from the config by `build_parts`."""
+
+    wh: "Warehouse"
     warehouse_path: Path
     model_path: Path
-    train_engine: Any
-    inference: Any
-    tokenizer: Any
-    reader: Any
-    controller: Any
-    workflow: Any
-    eval_workflow: Any
-    split: Any                 # training.split.EvalSplit: eval items + the training filter
+    train_engine: TrainEngine   # DeepSpeed's, or rank 0's LeaderEngine over several ranks
+    inference: InferenceEngine
+    tokenizer: "PreTrainedTokenizerBase"
+    reader: "StreamReader"
+    controller: "RolloutController"
+    workflow: Workflow
+    eval_workflow: Workflow
+    split: "EvalSplit"          # eval items + the training filter
     pad_id: int
-    state: dict = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 class ReaderSource:
     """The controller's item source over the warehouse StreamReader."""
 
-    def __init__(self, reader):
+    def __init__(self, reader: "StreamReader"):
         self.reader = reader
 
-    def next_item(self):
+    def next_item(self) -> "TrainItem | None":
         items = self.reader.next_batch(1)
         return items[0] if items else None
 
@@ -51,7 +62,7 @@ def write_resolved_config(cfg: TrainConfig, run_dir: Path) -> Path:
     return path
 
 
-def _model_path(cfg: TrainConfig, run_dir: Path, wh=None) -> Path:
+def _model_path(cfg: TrainConfig, run_dir: Path, wh: "Warehouse | None" = None) -> Path:
     if cfg.model.path:
         path = Path(cfg.model.path)
         if not (path / "config.json").exists():
@@ -71,7 +82,7 @@ def _model_path(cfg: TrainConfig, run_dir: Path, wh=None) -> Path:
                             tag_tokens=m.tiny_tag_tokens, tied=m.tiny_tied_embeddings)
 
 
-def _page_texts(wh, limit: int = 20000) -> list[str]:
+def _page_texts(wh: "Warehouse | None", limit: int = 20000) -> list[str]:
     """The page store's texts with their URLs (what the agent's tools show: `title | url`
     lines, pages), for the word tokenizer."""
     if wh is None:
@@ -84,7 +95,7 @@ def _page_texts(wh, limit: int = 20000) -> list[str]:
     return texts
 
 
-def make_inference_engine(cfg: TrainConfig, path: Path, version: int):
+def make_inference_engine(cfg: TrainConfig, path: Path, version: int) -> InferenceEngine:
     """The rollout engine the config names. Remote servers are not told the weights here:
     `build_parts` loads `path` into them (they may serve anything until then)."""
     if cfg.rollout.inference == "remote":
@@ -102,7 +113,9 @@ def make_inference_engine(cfg: TrainConfig, path: Path, version: int):
     return VLLMInferenceEngine(path, version=version, **cfg.rollout.vllm_kwargs)
 
 
-def _workflows(cfg: TrainConfig, tokenizer, wh=None):
+def _workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
+               wh: "Warehouse | None" = None) -> tuple[Workflow, Workflow]:
+    """(training, held-out evaluation) workflows: the qa answerer or the search agent."""
     from training.workflow import QAWorkflow, lognormal_latency
 
     r = cfg.rollout
@@ -121,7 +134,7 @@ def _workflows(cfg: TrainConfig, tokenizer, wh=None):
     return wf, ev
 
 
-def make_train_engine(cfg: TrainConfig, model_path: Path | str):
+def make_train_engine(cfg: TrainConfig, model_path: Path | str) -> TrainEngine:
     from training.engines.deepspeed_engine import DeepSpeedTrainEngine
 
     return DeepSpeedTrainEngine(model_path, cfg.engine, temperature=cfg.rollout.temperature)
@@ -166,7 +179,7 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
     workflow, eval_workflow = _workflows(cfg, train_engine.tokenizer, wh)
     r = cfg.rollout
     controller = RolloutController(
-        lambda item: workflow.run_episode(inference, item), ReaderSource(reader),
+        functools.partial(workflow.run_episode, inference), ReaderSource(reader),
         batch_size=r.batch_size, group_size=r.group_size, max_in_flight=r.max_in_flight,
         eta=r.max_staleness, version=version, late_groups=r.late_groups,
         dynamic_sampling=r.dynamic_sampling)
@@ -250,7 +263,7 @@ def rollout_records(entries, trained: bool, run_id: str) -> list:
         out.append(RolloutRecord(
             question_id=t.question_id, policy_version=t.start_version, reward=t.reward,
             n_turns=t.n_turns, completion_tokens=len(t.output_ids),
-            n_tool_calls=int(t.info.get("n_tool_calls", 0)),
+            n_tool_calls=t.info.agent.n_tool_calls if t.info.agent else 0,
             episode_id=t.episode_id,
             staleness=int(staleness or 0), trained=trained, run_id=run_id))
     return out

@@ -28,11 +28,10 @@ from typing import Any, Callable
 from training.agent import agent_metrics
 from training.api import TrainingFailed, Trajectory
 from training.config import TrainConfig
-from training.controller import engine_unreachable, unreachable_message
+from training.controller import RolloutBatch, engine_unreachable, unreachable_message
 from training.loss import grpo_advantages, make_ppo_loss_fn
 from training.metrics import MetricsLogger, checkpoint_dirs, plot_reward_curve, rotate_checkpoints
-from training.setup import (ReaderSource, build_parts, rollout_records, warm_start,
-                            write_resolved_config)
+from training.setup import build_parts, rollout_records, warm_start, write_resolved_config
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +42,7 @@ def run_train(cfg: TrainConfig, run_dir: str | Path, *, warehouse: str | Path | 
     return asyncio.run(_Trainer(cfg, Path(run_dir), warehouse, resume, on_step).run())
 
 
-def build_train_batch(batch, pad_id: int) -> dict:
+def build_train_batch(batch: "RolloutBatch", pad_id: int) -> dict[str, Any]:
     """Controller batch → the [B, T] tensors of training/api.py, with GRPO advantages."""
     import torch
 
@@ -251,7 +250,7 @@ class _Trainer:
             "step": step, "policy_version": batch.version + 1, "trained_version": batch.version,
             "reward_mean": sum(rewards) / len(rewards) if rewards else None,
             "episodes_finished": len(rewards),
-            "episode_time_s": sum(t.info.get("episode_s", 0.0) for t, _, _ in finished),
+            "episode_time_s": sum(t.info.episode_s for t, _, _ in finished),
             "reward_trained_mean": sum(t.reward for t in trajs) / len(trajs),
             **evaluation,
             "staleness_mean": sum(batch.staleness) / len(batch.staleness),
@@ -269,7 +268,7 @@ class _Trainer:
             **{k: v for k, v in self.p.controller.counts.items()
                if k.startswith("dropped_failed/")},
             **{f"reward_rule/{k}": v for k, v in sorted(Counter(
-                t.info.get("reward_rule", "") for t, _, _ in finished).items())},
+                t.info.reward_rule for t, _, _ in finished).items())},
         }
         row.update(agent_metrics([t for t, _, _ in finished]))  # multi-turn episodes only
         row.update({k: stats[k] for k in ("loss", "clip_fraction", "behav_capped_fraction",

@@ -4,7 +4,7 @@ Single-turn question answering: the question goes through the tokenizer's chat t
 the inference engine samples one answer (token ids, behaviour logprobs and the policy
 version of every token), and the reward comes from the one reward path,
 `verifiers.score_response(..., mode=rollout.reward)`; its rule name rides in
-`Trajectory.info["reward_rule"]` (training metrics count them). Returning None rejects the
+`Trajectory.info.reward_rule` (training metrics count them). Returning None rejects the
 episode; an exception fails it (the controller drops its group and counts the failure).
 
 `tool_latency` adds a per-episode wait, standing in for the tool calls (search, open) of an
@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from training.api import GenerationRequest, InferenceEngine, Trajectory
+from training.api import EpisodeInfo, EpisodeItem, GenerationRequest, InferenceEngine, Trajectory
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +75,8 @@ class QAWorkflow:
 
         return chat_prompt_ids(self.tokenizer, question, self.system_prompt)
 
-    async def run_episode(self, engine: InferenceEngine, item: Any) -> Trajectory | None:
+    async def run_episode(self, engine: InferenceEngine,
+                          item: EpisodeItem) -> Trajectory | None:
         prompt = self.prompt_ids(item.question)
         if len(prompt) > self.max_prompt_tokens:
             logger.warning("question %s: prompt of %d tokens > %d, rejected",
@@ -97,6 +98,5 @@ class QAWorkflow:
             question_id=item.question_id, prompt_ids=prompt, output_ids=result.output_ids,
             output_logprobs=result.output_logprobs, output_versions=result.output_versions,
             reward=reward, text=text,
-            info={"finish_reason": result.finish_reason, "reward_rule": rule,
-                  "episode_s": time.monotonic() - t0,
-                  "n_interruptions": result.n_interruptions})
+            info=EpisodeInfo(rule, result.finish_reason, time.monotonic() - t0,
+                             result.n_interruptions))

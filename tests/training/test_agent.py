@@ -53,7 +53,7 @@ def test_search_open_answer_episode(tok):
                                   "<open>http://w/varo</open>", "<answer>1934</answer>"])
     traj = asyncio.run(_agent(tok).run_episode(engine, ITEM))
     assert traj.reward == 1.0 and traj.n_turns == 3
-    assert (traj.info["n_tool_calls"], traj.info["n_search"], traj.info["n_open"]) == (2, 1, 1)
+    assert (traj.info.agent.n_tool_calls, traj.info.agent.n_search, traj.info.agent.n_open) == (2, 1, 1)
     assert len(traj.loss_mask) == len(traj.output_ids) == len(traj.output_logprobs)
     # every later prompt extends the earlier sequence token for token (no re-tokenising)
     full = traj.prompt_ids + traj.output_ids
@@ -84,9 +84,9 @@ def test_malformed_calls_and_failing_tools_are_observations(tok):
                                   "<answer>1935</answer>"])
     traj = asyncio.run(_agent(tok, BadTools(), max_turns=6, tool_timeout_s=0.1)
                        .run_episode(engine, ITEM))
-    assert traj.info["tool_errors"] == {"malformed": 2, "tool_RuntimeError": 1, "timeout": 1,
+    assert traj.info.agent.tool_errors == {"malformed": 2, "tool_RuntimeError": 1, "timeout": 1,
                                         "not_found": 1}
-    assert traj.reward == 0.0 and traj.info["answered"] and traj.n_turns == 6
+    assert traj.reward == 0.0 and traj.info.agent.answered and traj.n_turns == 6
     text = tok.decode(traj.output_ids)
     assert "error: timeout" in text and "error: not_found: no stored page" in text
 
@@ -94,14 +94,14 @@ def test_malformed_calls_and_failing_tools_are_observations(tok):
 def test_turn_limit_context_budget_and_format_term(tok):
     loop = ["<search>Varo</search>"] * 10
     limited = asyncio.run(_agent(tok, max_turns=3).run_episode(ScriptedEngine(tok, loop), ITEM))
-    assert limited.n_turns == 3 and not limited.info["answered"] and limited.reward == 0.0
+    assert limited.n_turns == 3 and not limited.info.agent.answered and limited.reward == 0.0
     small = _agent(tok, context_tokens=len(_agent(tok).prompt_ids(ITEM.question)) + 60,
                    max_turns=10)
     over = asyncio.run(small.run_episode(ScriptedEngine(tok, loop), ITEM))
-    assert over.info["overflow"] and len(over.prompt_ids) + len(over.output_ids) <= small.context_tokens
+    assert over.info.agent.overflow and len(over.prompt_ids) + len(over.output_ids) <= small.context_tokens
     fmt = _agent(tok, format_reward=0.05)
     wrong = asyncio.run(fmt.run_episode(ScriptedEngine(tok, ["<answer>1900</answer>"]), ITEM))
-    assert (wrong.reward, wrong.info["reward_task"], wrong.info["reward_format"]) == (0.05, 0.0, 0.05)
+    assert (wrong.reward, wrong.info.agent.reward_task, wrong.info.agent.reward_format) == (0.05, 0.0, 0.05)
     with pytest.raises(ValueError, match="format_reward"):
         _agent(tok, format_reward=0.5)
     m = agent_metrics([limited, over, wrong])
@@ -172,7 +172,7 @@ def test_warm_start_scripts_are_agent_episodes(tok):
     plan = oracle_plan(agent, ITEM, evidence)
     assert plan[1].startswith("<open>http://w/varo#") and plan[-1] == "<answer>1934</answer>"
     traj = asyncio.run(agent.run_episode(TeacherEngine(tok, plan), ITEM))
-    assert traj.reward == 1.0 and traj.info["n_open"] == 1
+    assert traj.reward == 1.0 and traj.info.agent.n_open == 1
     assert "built in 1934" in tok.decode([i for i, m in zip(traj.output_ids, traj.loss_mask)
                                           if not m])
     agent = _agent(tok, search_k=1, snippet_chars=80)

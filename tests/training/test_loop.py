@@ -132,5 +132,5 @@ def test_search_agent_waits_a_sampled_latency_before_each_tool_call(tiny_model_d
     engine = ScriptedEngine(tok, ["<search>Varo bridge</search>", "no tag",
                                   "<open>http://w/varo</open>", "<answer>1934</answer>"])
     traj = asyncio.run(agent.run_episode(engine, ITEM))
-    assert traj.info["n_tool_calls"] == 2 and len(waits) == 2
-    assert traj.info["episode_s"] >= 0.1 and traj.reward == 1.0
+    assert traj.info.agent.n_tool_calls == 2 and len(waits) == 2
+    assert traj.info.episode_s >= 0.1 and traj.reward == 1.0

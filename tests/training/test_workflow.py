@@ -59,7 +59,7 @@ def test_episode_reward_and_fields(tiny_model_dir):
     assert (right.reward, wrong.reward) == (1.0, 0.0)
     assert right.prompt_ids == wf.prompt_ids(_item().question)
     assert tok.decode(right.prompt_ids).startswith("<|im_start|>user\nFact: Varo")
-    assert right.text == "Answer: 7" and right.info["reward_rule"] != "no_match"
+    assert right.text == "Answer: 7" and right.info.reward_rule != "no_match"
     assert right.start_version == -1            # set once, by the controller at admission
     assert len({right.episode_id, wrong.episode_id}) == 2 and len(right.episode_id) == 32
 
@@ -156,7 +156,7 @@ def test_a_response_cut_by_the_budget_pays_only_in_judge_mode(tiny_model_dir, mo
     traj = asyncio.run(QAWorkflow(tok, reward_mode=mode).run_episode(
         Truncated(tok, "Answer: 7"), _item()))
     assert traj.reward == expected
-    assert (traj.info["reward_rule"] == "truncated") == (mode != "judge")
+    assert (traj.info.reward_rule == "truncated") == (mode != "judge")
 
 
 def test_the_workflow_passes_its_mode_and_reports_the_rule(tiny_model_dir):
@@ -167,7 +167,7 @@ def test_the_workflow_passes_its_mode_and_reports_the_rule(tiny_model_dir):
     lenient = asyncio.run(QAWorkflow(tok, reward_mode="judge").run_episode(spray, _item()))
     default = asyncio.run(QAWorkflow(tok).run_episode(spray, _item()))
     assert (lenient.reward, default.reward) == (1.0, 0.0)
-    assert default.info["reward_rule"].startswith("refused")
+    assert default.info.reward_rule.startswith("refused")
 
 
 def test_reward_exceptions_propagate_from_the_episode(tiny_model_dir, monkeypatch):

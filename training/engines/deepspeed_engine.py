@@ -23,7 +23,7 @@ import socket
 from pathlib import Path
 from typing import Any, Mapping
 
-from training.api import Batch, LossFn
+from training.api import LossFn, TensorBatch
 from training.config import EngineConfig as DeepSpeedEngineConfig
 from training.engines.batching import slice_batch
 
@@ -135,7 +135,7 @@ class DeepSpeedTrainEngine:
     def module(self):
         return self.engine.module
 
-    def _to_device(self, batch: Batch) -> dict:
+    def _to_device(self, batch: TensorBatch) -> dict:
         import torch
 
         return {k: v.to(self.device) if isinstance(v, torch.Tensor) else v
@@ -146,7 +146,7 @@ class DeepSpeedTrainEngine:
                           use_cache=False)
         return token_logprobs(out.logits, batch["input_ids"], self.temperature)
 
-    def forward_logprobs(self, batch: Batch):
+    def forward_logprobs(self, batch: TensorBatch):
         """[B, T] float32 logprobs of the whole batch, no grad, on CPU."""
         import torch
 
@@ -159,7 +159,7 @@ class DeepSpeedTrainEngine:
                 parts.append(self._logprobs(mb).cpu())
         return torch.cat(parts)
 
-    def train_batch(self, batch: Batch, loss_fn: LossFn) -> dict[str, float]:
+    def train_batch(self, batch: TensorBatch, loss_fn: LossFn) -> dict[str, float]:
         """One optimizer step on the global `batch`; returns the token-weighted stats."""
         import torch
 
