@@ -56,7 +56,7 @@ def _shown_words(snippets: list[str], question: str = "") -> list[str]:
     >>> _shown_words(["The Varo bridge was built in 1934."], "When was it built?")
     ['Varo', 'bridge', '1934']
     """
-    from training.agent import _STOP
+    from training.observations import _STOP
 
     words = list(dict.fromkeys(_WORD.findall(" ".join(snippets))))
     asked = {w.lower() for w in _WORD.findall(question)}
@@ -66,7 +66,7 @@ def _shown_words(snippets: list[str], question: str = "") -> list[str]:
 
 def format_plan(agent, item, rng: random.Random) -> list[str]:
     """Search the question; answer a random word of the snippets shown."""
-    from training.agent import cut_at_word
+    from training.observations import cut_at_word
 
     snippets = [cut_at_word(h.snippet, agent.snippet_chars)
                 for h in agent.search_hits(item.question)] or ["no results"]

@@ -120,8 +120,6 @@ def _workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
 
     r = cfg.rollout
     if r.workflow == "search":
-        from training.agent import agent_workflows
-
         return agent_workflows(cfg, tokenizer, wh)
     latency = (lognormal_latency(r.tool_latency_median_s, r.tool_latency_sigma, cfg.seed)
                if r.tool_latency_median_s > 0 else None)
@@ -132,6 +130,26 @@ def _workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
     ev = QAWorkflow(tokenizer, r.max_new_tokens, r.eval_temperature, 1.0, seeded=seeded,
                     reward_mode=r.reward, rng=random.Random(cfg.seed + 1))
     return wf, ev
+
+
+def agent_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
+                    wh: "Warehouse | None") -> tuple[Workflow, Workflow]:
+    """(training, evaluation) agents for a TrainConfig, with the page tools over `wh`."""
+    from datagen.tools import PageTools
+    from training.agent import SearchAgentWorkflow, agent_settings
+    from training.workflow import lognormal_latency
+
+    tools = PageTools.open(wh)
+    r = cfg.rollout
+    latency = (lognormal_latency(r.tool_latency_median_s, r.tool_latency_sigma, cfg.seed)
+               if r.tool_latency_median_s > 0 else None)
+    common = dict(agent_settings(cfg), format_reward=cfg.agent.format_reward,
+                  seeded=r.inference == "hf")
+    train = SearchAgentWorkflow(tokenizer, tools, temperature=r.temperature,
+                                tool_latency=latency, rng=random.Random(cfg.seed), **common)
+    ev = SearchAgentWorkflow(tokenizer, tools, temperature=r.eval_temperature,
+                             rng=random.Random(cfg.seed + 1), **common)
+    return train, ev
 
 
 def make_train_engine(cfg: TrainConfig, model_path: Path | str) -> TrainEngine:
