@@ -29,6 +29,7 @@ from datagen.seeds.chain import Chain, Literal, Node, render_question, render_va
 
 MAX_OPTIONS = 8
 QUOTE_CHARS = 160
+SHORT_REPLY_TOKENS = 64  # a step or a self-check is one small JSON object: its timeout is short
 
 STEP_SCHEMA = {"type": "object", "required": ["action", "option"], "properties": {
     "action": {"type": "string", "enum": ["INJECT", "FUZZ", "EXIT"]},
@@ -121,7 +122,8 @@ class LLMBackend:
         prompt = STEP_PROMPT.format(question=chain.question or render_question(chain),
                                     answer=chain.ask.answer, hops=chain.hops,
                                     target=target_hops, options=describe_options(shown))
-        data = self._ask(prompt, STEP_SCHEMA, "compose/step", chain, n=1, temperature=0.0)
+        data = self._ask(prompt, STEP_SCHEMA, "compose/step", chain, n=1, temperature=0.0,
+                         max_tokens=SHORT_REPLY_TOKENS)
         if data is None or data["action"] == "EXIT":
             return None
         pick = data["option"]
@@ -164,7 +166,8 @@ class LLMBackend:
     def _checked(self, question: str, chain: Chain) -> bool:
         prompt = CHECK_PROMPT.format(question=question, answer=chain.ask.answer,
                                      facts=facts_block(chain))
-        data = self._ask(prompt, CHECK_SCHEMA, "compose/self_check", chain, n=1, temperature=0.0)
+        data = self._ask(prompt, CHECK_SCHEMA, "compose/self_check", chain, n=1, temperature=0.0,
+                         max_tokens=SHORT_REPLY_TOKENS)
         if data is None:
             return False
         for key, bad in (("names_answer", True), ("states_all_facts", False), ("one_answer", False)):
@@ -181,9 +184,10 @@ class LLMBackend:
         return result.good[0].data
 
     def _call(self, prompt: str, schema: dict, purpose: str, chain: Chain, **params) -> ChatResult:
+        params.setdefault("max_tokens", self.max_tokens)
         return self._client().chat(ChatRequest(
             ({"role": "user", "content": prompt},), schema=schema, purpose=purpose,
-            item_id=item_id(chain), max_tokens=self.max_tokens, **params))
+            item_id=item_id(chain), **params))
 
 
 def describe_options(options: Sequence[StepOption]) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from datagen.llm import structured, transport
+from datagen.llm.health import Health, Latencies, call_deadline
 from datagen.llm.accounting import CallLog, Writer
 from datagen.llm.cache import DiskCache, request_key
 from datagen.llm.types import (
@@ -73,8 +74,8 @@ class ChatClient:
         self._writer = (Writer(self.log.flush, self.log.wanted, flush_s)
                         if wh is not None or self.cache is not None else None)
         self.structured_mode = endpoint.structured  # "auto" settles on the first schema call
-        self._failures = 0
-        self._tripped = ""
+        self.health = Health(endpoint)
+        self.latencies = Latencies(endpoint)
         self._sent = 0
         self._ready = False
         self._http = self._sem = self._ready_lock = None
@@ -152,8 +153,9 @@ class ChatClient:
         return list(outcomes)
 
     def _record_stopped(self, req: ChatRequest, exc: LLMStop) -> None:
+        """The row of a call the stop cut short, with the attempts it had sent."""
         self.log.record(req, ChatResult(request_key(self.endpoint.model, req), "failed",
-                                        error=f"stopped: {exc}"))
+                                        error=f"stopped: {exc}", attempts=exc.attempts))
 
     async def _call(self, req: ChatRequest) -> ChatResult:
         key = request_key(self.endpoint.model, req)
@@ -183,7 +185,11 @@ class ChatClient:
         if error is not None:
             return self._result(req, key, start, attempts, usage, error=str(error))
         samples = [self._sample(c, req.schema) for c in choices]
-        samples, extra_attempts, usage = await self._repair(req, messages, samples, start, usage)
+        try:
+            samples, extra_attempts, usage = await self._repair(req, messages, samples, start, usage)
+        except LLMStop as exc:
+            exc.attempts += attempts
+            raise
         attempts_total += extra_attempts
         if not any(s.ok for s in samples):
             return self._result(req, key, start, attempts_total, usage, samples,
@@ -204,15 +210,17 @@ class ChatClient:
         """Attempts until one returns n usable choices, or the call gives up.
         Returns (choices, (prompt_tokens, completion_tokens), attempts, error or None)."""
         n = n or req.n
-        attempts, ep = 0, self.endpoint
+        attempts, ep, deadline = 0, self.endpoint, call_deadline(self.endpoint, req)
         while True:
-            self._raise_if_tripped()
+            if self.health.tripped:
+                raise self._stop(attempts)
             attempts += 1
-            remaining = ep.deadline_s - (time.monotonic() - start)
+            remaining = deadline - (time.monotonic() - start)
             body = self._body(req, messages, n)
+            sent = time.monotonic()
             try:
-                data = await transport.post_json(self._http, f"{ep.base_url}/chat/completions",
-                                                 body, self._headers, min(ep.timeout_s, remaining))
+                data = await transport.post_json(self._http, f"{ep.base_url}/chat/completions", body,
+                                                 self._headers, min(self.latencies.timeout(req), remaining))
                 choices, pt, ct = transport.parse_choices(data, n)
             except transport.SchemaRefused as exc:
                 if ep.structured == "auto" and self.structured_mode != "prompt":
@@ -222,15 +230,17 @@ class ChatClient:
                     continue
                 return [], (0, 0), attempts, exc
             except LLMError as exc:
-                self._note_failure(exc)
-                delay = self._backoff(attempts, exc.retry_after)
+                self._note_failure(req, exc)
+                # a timeout has waited already; anything else backs off (Retry-After honoured)
+                delay = 0.0 if exc.code == "timeout" else self._backoff(attempts, exc.retry_after)
                 if (not exc.retryable or attempts > ep.max_retries
-                        or time.monotonic() + delay - start > ep.deadline_s):
+                        or time.monotonic() + delay - start > deadline):
                     return [], (0, 0), attempts, exc
                 log.debug("retrying %s in %.2fs after %s", req.purpose, delay, exc)
                 await asyncio.sleep(delay)
                 continue
-            self._failures = 0
+            self.health.ok()
+            self.latencies.ok(req, time.monotonic() - sent)
             return choices, (pt, ct), attempts, None
 
     def _body(self, req: ChatRequest, messages: list[dict[str, str]], n: int) -> dict[str, Any]:
@@ -274,7 +284,11 @@ class ChatClient:
                 break
             for i in todo:
                 convo = structured.repair_messages(messages, samples[i], req.schema)
-                choices, (pt, ct), attempts, error = await self._send(req, convo, start, n=1)
+                try:
+                    choices, (pt, ct), attempts, error = await self._send(req, convo, start, n=1)
+                except LLMStop as exc:
+                    exc.attempts += extra
+                    raise
                 extra += attempts
                 usage = (usage[0] + pt, usage[1] + ct)
                 if error is None:
@@ -291,20 +305,24 @@ class ChatClient:
         ep = self.endpoint
         ceiling = min(ep.backoff_max_s, ep.backoff_s * 2 ** (attempt - 1))
         delay = ceiling / 2 + random.uniform(0, ceiling / 2)
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, ep.deadline_s))
+        if retry_after is not None:  # longer than the call may last: the call gives up now
+            delay = max(delay, retry_after)
         return delay
 
-    def _note_failure(self, exc: LLMError) -> None:
-        self._failures += 1
-        if self._failures >= self.endpoint.max_consecutive_failures and not self._tripped:
-            self._tripped = (f"LLM endpoint {self.endpoint.base_url} failed "
-                             f"{self._failures} attempts in a row (last: {exc}); stopping")
-            log.error(self._tripped)
+    def _note_failure(self, req: ChatRequest, exc: LLMError) -> None:
+        self.health.failed(exc)
+        if exc.code == "timeout":
+            self.latencies.timed_out(req.purpose)
 
     def _raise_if_tripped(self) -> None:
-        if self._tripped:
-            raise CircuitOpen(self._tripped)
+        if self.health.tripped:
+            raise self._stop(0)
+
+    def _stop(self, attempts: int) -> CircuitOpen:
+        """The breaker's stop, carrying the attempts its call had sent (for its row)."""
+        exc = CircuitOpen(self.health.tripped)
+        exc.attempts = attempts
+        return exc
 
     def _charge_budget(self) -> None:
         ep, totals = self.endpoint, self.log.totals
@@ -341,14 +359,14 @@ class ChatClient:
         for attempt in range(1, 4):
             try:
                 served = await transport.get_models(self._http, f"{ep.base_url}/models",
-                                                    self._headers, min(ep.timeout_s, 30.0))
+                                                    self._headers, min(ep.timeout_s or 30.0, 30.0))
                 break
             except LLMError as exc:
                 if not exc.retryable or attempt == 3:
-                    self._tripped = (f"LLM endpoint {ep.base_url} is not usable: {exc} "
+                    self.health.tripped = (f"LLM endpoint {ep.base_url} is not usable: {exc} "
                                      "(preflight GET /v1/models); check --endpoint")
                     return
                 await asyncio.sleep(self._backoff(attempt, exc.retry_after))
         if served and ep.model not in served:
-            self._tripped = (f"LLM endpoint {ep.base_url} does not serve model {ep.model!r} "
+            self.health.tripped = (f"LLM endpoint {ep.base_url} does not serve model {ep.model!r} "
                              f"(it serves: {', '.join(served[:5])}); check --model")

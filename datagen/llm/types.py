@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 CallStatus = Literal["ok", "failed", "cached"]
 # Failure codes that are worth another attempt; every other code fails the call at once.
-RETRYABLE = frozenset({"timeout", "connection", "http_429", "http_5xx"})
+# A 200 whose body is not JSON is a proxy or a server hiccup, as often as not gone next time.
+RETRYABLE = frozenset({"timeout", "connection", "http_429", "http_5xx", "invalid_body"})
 
 
 class EndpointConfig(BaseModel):
@@ -27,8 +28,17 @@ class EndpointConfig(BaseModel):
     model: str
     api_key_env: str = Field("", description="name of the environment variable holding the key")
     max_concurrency: int = Field(8, ge=1, le=4096)
-    timeout_s: float = Field(120.0, gt=0, description="total deadline of one HTTP attempt, body included")
-    deadline_s: float = Field(600.0, gt=0, description="total deadline of one call, retries included")
+    timeout_s: float | None = Field(None, gt=0, description="fixed deadline of one HTTP attempt, "
+                                    "body included; None: from the work and the latencies seen")
+    first_token_s: float = Field(20.0, gt=0, description="an attempt's allowance for queueing "
+                                 "and the prompt, before its max_tokens are paid for")
+    min_tokens_per_s: float = Field(8.0, gt=0, description="the slowest decoding an attempt "
+                                    "may show: its ceiling is first_token_s + max_tokens / this")
+    latency_factor: float = Field(8.0, ge=0, description="an attempt may take this many times "
+                                  "the p90 of recent ones of its purpose (0: the ceiling only)")
+    timeout_floor_s: float = Field(1.0, gt=0, description="the shortest learned timeout")
+    deadline_s: float | None = Field(None, gt=0, description="total deadline of one call, "
+                                     "retries included; None: three attempt ceilings")
     max_retries: int = Field(4, ge=0)
     backoff_s: float = Field(0.5, ge=0, description="first backoff; doubles per retry, jittered")
     backoff_max_s: float = Field(30.0, ge=0)
@@ -37,6 +47,9 @@ class EndpointConfig(BaseModel):
         "auto", description="auto: response_format json_schema, prompt+parse if the server refuses it")
     max_repairs: int = Field(1, ge=0, description="re-asks of a sample whose JSON is broken or off-schema")
     max_consecutive_failures: int = Field(20, ge=1)
+    failure_window: int = Field(50, ge=1, description="the last attempts the breaker looks at")
+    max_failure_share: float = Field(0.8, gt=0, le=1, description="the breaker opens when this "
+                                     "share of the last failure_window attempts failed")
     max_calls: int | None = Field(None, ge=1, description="budget: calls sent per run")
     max_tokens: int | None = Field(None, ge=1, description="budget: prompt+completion tokens per run")
     preflight: bool = Field(True, description="GET /v1/models before the first call")
@@ -131,7 +144,10 @@ class LLMError(RuntimeError):
 
 
 class LLMStop(RuntimeError):
-    """The stage must stop (dead endpoint, budget spent): one clear line in the message."""
+    """The stage must stop (dead endpoint, budget spent): one clear line in the message.
+    `attempts`: what the call it cut short had sent (its `llm_calls` row counts them)."""
+
+    attempts: int = 0
 
 
 class CircuitOpen(LLMStop):

@@ -31,6 +31,7 @@ class Reply:
     delay_s: float = 0.0
     trickle_s: float = 0.0  # pause between 16-byte chunks of the body
     reset: bool = False  # close the connection halfway through the body
+    drop: bool = False  # close the connection without a reply (a server that died)
     n_choices: int | None = None  # fewer choices than asked (None: as many as asked)
 
 
@@ -53,6 +54,7 @@ class LoopbackLLM:
         self.last_headers: dict[str, str] = {}
         self.in_flight = self.max_in_flight = 0
         self._lock = threading.Lock()
+        self._closing = threading.Event()  # wakes handlers still sleeping out a delay
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self.httpd.daemon_threads = True
         self.httpd.block_on_close = False  # a handler still sleeping must not hold up close()
@@ -70,6 +72,7 @@ class LoopbackLLM:
         return len(self.requests)
 
     def close(self) -> None:
+        self._closing.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(timeout=5)
@@ -128,7 +131,10 @@ def _handler(server: LoopbackLLM):
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
             try:
                 reply = server.reply_for(body)
-                time.sleep(server.latency_s + reply.delay_s)
+                server._closing.wait(server.latency_s + reply.delay_s)
+                if reply.drop:
+                    self.close_connection = True
+                    return self.connection.shutdown(2)
                 self._send(reply, reply.body if reply.body is not None else completion(body, reply))
             finally:
                 with server._lock:

@@ -45,6 +45,9 @@ RETRIED = [
     ("http_429", lambda: Reply(status=429, body=b"{}", headers={"Retry-After": http_date_in(1.5)})),
     ("http_5xx", lambda: Reply(status=500, body=b'{"error": {"message": "engine died"}}')),
     ("http_5xx", lambda: Reply(status=502, body=b"<html><title>502 Bad Gateway</title></html>")),
+    ("connection", lambda: Reply(drop=True)),  # the server closed without a word
+    # a 200 that is not a JSON reply: a proxy's or a server's hiccup, often gone next time
+    ("invalid_body", lambda: Reply(body=b"upstream connect error or disconnect/reset")),
 ]
 
 
@@ -68,8 +71,8 @@ FAILED_AT_ONCE = [
     ("error_body", Reply(body=b'{"error": {"message": "CUDA out of memory"}}')),
     ("empty_choices", Reply(contents=[])),
     ("short_choices", Reply(contents=["a"], n_choices=1)),
+    # broken UTF-8 comes from what the model wrote: asking again gets the same bytes
     ("invalid_utf8", Reply(body=b'{"choices": [{"message": {"content": "\xff\xfe"}}]}')),
-    ("invalid_body", Reply(body=b"not json at all")),
 ]
 
 
