@@ -19,9 +19,12 @@ def test_folder_crawl_is_not_paced_like_a_web_host(tmp_path):
             f'<a href="p{(i + 1) % n}.html">next</a></article></body></html>')
     cfg = CrawlConfig(seeds=[str(site)], extract_processes=0)  # default politeness for the web
     assert cfg.per_host_delay_s > 0 and cfg.per_host_concurrency < cfg.global_concurrency
+    crawler = Crawler(cfg, None)
     t = time.monotonic()
-    summary = asyncio.run(Crawler(cfg, None).run())
+    summary = asyncio.run(crawler.run())
     elapsed = time.monotonic() - t
     assert summary.stored == n and summary.failed == 0
-    # paced like a web host this takes n * 0.25 s = 20 s; extraction alone is well under 5 s
-    assert elapsed < 0.25 * n / 4, f"{n} local pages took {elapsed:.1f} s"
+    assert crawler.hosts == {}  # no file went through a host's slots and pacing
+    # paced like a web host (one start per 0.25 s) this takes >= 20 s; a loaded 2-core machine
+    # extracts the 80 pages in a few seconds
+    assert elapsed < 0.25 * n / 2, f"{n} local pages took {elapsed:.1f} s"
