@@ -1,0 +1,125 @@
+"""The real model (SmolLM2-135M-Instruct, `datagen model pull smollm2-135m-instruct`) as the
+LLM judge: agreement with human labels on NQ301 and EVOUNA-NQ, the model alone and behind
+the rule judge (the model decides only where no rule fired, as `verifiers.reward` does),
+beside the rule judge alone.
+
+    python benchmarks/bench_real_model.py --quick            # 200 NQ301 pairs
+    python benchmarks/bench_real_model.py                     # all 1490 NQ301 + 1000 EVOUNA-NQ
+    python benchmarks/bench_real_model.py --endpoint http://127.0.0.1:8000/v1   # a running server
+
+Without --endpoint it pulls the model if needed and serves it with vLLM for the run (the
+stages' `served_endpoint`). Data: ../shared/data/answer_equivalence (see SOURCES.md).
+Ends with one line: RESULT real_model ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import random
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from verifiers.agreement import LabelledPair, load_evouna, load_nq301  # noqa: E402
+
+NAME = "smollm2-135m-instruct"
+DATA = Path(os.environ.get("HARDQA_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def sample(pairs: list[LabelledPair], n: int | None, seed: int = 0) -> list[LabelledPair]:
+    """A fixed random subset (all pairs when n is None or larger)."""
+    if n is None or n >= len(pairs):
+        return pairs
+    return random.Random(seed).sample(pairs, n)
+
+
+def judge_all(judge, pairs: list[LabelledPair], workers: int) -> list[bool | None]:
+    """The model's verdict per pair; None where the call failed or the reply was unusable."""
+    from verifiers import JudgeError
+
+    def one(p: LabelledPair) -> bool | None:
+        try:
+            return judge.equivalent(p.question, p.gold, p.aliases, p.prediction)
+        except JudgeError:
+            return None
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(one, pairs))
+
+
+def score(pairs: list[LabelledPair], model: list[bool | None]) -> dict[str, float]:
+    """Agreement with the human label: rules alone, model alone (a failed verdict counts as
+    a disagreement), and rules first with the model where no rule fired."""
+    from verifiers.equivalence import score_answer
+    rules = [score_answer(p.prediction, p.gold, p.aliases, p.question) for p in pairs]
+    combined = [m if r.rule == "no_match" else r.equivalent for r, m in zip(rules, model)]
+    agree = lambda verdicts: sum(v == p.label for v, p in zip(verdicts, pairs)) / len(pairs)  # noqa: E731
+    return {"n": len(pairs), "rules": agree([r.equivalent for r in rules]),
+            "model": agree(model), "combined": agree(combined),
+            "model_failed": sum(m is None for m in model),
+            "model_says_yes": sum(m is True for m in model) / len(pairs),
+            "no_rule_fired": sum(r.rule == "no_match" for r in rules)}
+
+
+@contextlib.contextmanager
+def endpoint(url: str | None):
+    """(base URL, serve start seconds): the given one, or the model served for this run."""
+    if url:
+        yield url, 0.0
+        return
+    from datagen.cli_model import served_endpoint
+    from datagen.models import pull_model
+    pulled = pull_model(NAME, progress=lambda line: print(line, file=sys.stderr))
+    print(f"pull: {'cached' if pulled.cached else f'{pulled.seconds:.0f} s'}, "
+          f"{pulled.bytes / 1e6:.0f} MB", file=sys.stderr)
+    with served_endpoint(NAME) as served:
+        yield served.base_url, served.start_s
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="200 NQ301 pairs only")
+    ap.add_argument("--endpoint", help="a running OpenAI-compatible server of the model")
+    ap.add_argument("--model", default=NAME, help="the model name at --endpoint")
+    ap.add_argument("--workers", type=int, default=8, help="judge calls in flight")
+    a = ap.parse_args(argv)
+    folder = DATA / "answer_equivalence"
+    sets = {"nq301": sample(load_nq301(folder / "nq301_human_judgments.jsonl"),
+                            200 if a.quick else None)}
+    if not a.quick:
+        sets["evouna_nq"] = sample(load_evouna(folder / "evouna_nq.json"), 1000)
+    from datagen.llm import ChatClient, EndpointConfig
+    from verifiers import LLMJudge
+    results, timing = {}, {}
+    with endpoint(a.endpoint) as (url, start_s):
+        ep = EndpointConfig(base_url=url, model=a.model if a.endpoint else NAME, send_seed=False,
+                            max_concurrency=a.workers, cache=False)
+        with ChatClient(ep) as client:
+            judge = LLMJudge(client, max_tokens=16)
+            for name, pairs in sets.items():
+                t0 = time.monotonic()
+                verdicts = judge_all(judge, pairs, a.workers)
+                timing[name] = time.monotonic() - t0
+                results[name] = score(pairs, verdicts)
+                r = results[name]
+                print(f"{name}: n {r['n']}, rules {r['rules']:.3f}, model {r['model']:.3f}, "
+                      f"rules+model {r['combined']:.3f} (model decides {r['no_rule_fired']}), "
+                      f"model says yes {r['model_says_yes']:.2f}, failed {r['model_failed']}, "
+                      f"{timing[name]:.0f} s ({r['n'] / timing[name]:.1f} pairs/s)")
+    parts = [f"serve_start_s={start_s:.0f}"]
+    for name, r in results.items():
+        parts += [f"judge_{name}_n={r['n']}", f"judge_{name}_rules={r['rules']:.4f}",
+                  f"judge_{name}_model={r['model']:.4f}",
+                  f"judge_{name}_combined={r['combined']:.4f}",
+                  f"judge_{name}_pairs_per_s={r['n'] / timing[name]:.2f}"]
+    print("RESULT real_model " + " ".join(parts))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
