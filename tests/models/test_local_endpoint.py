@@ -46,8 +46,8 @@ def counts(root: Path) -> dict[str, int]:
 def test_compose_with_a_model_and_no_endpoint_serves_it_for_the_run(
         fake_vllm, crawled, capsys):
     root = str(crawled)
-    assert main(["compose", "--warehouse", root, "--model", NAME, "--max-questions", "3",
-                 "--max-concurrency", "4"]) == 0
+    assert main(["compose", "--warehouse", root, "--model", NAME, "--max-questions", "1",
+                 "--hops", "2", "--max-concurrency", "4"]) == 0
     out = capsys.readouterr().out
     assert fake_vllm == [f"start {NAME}", f"stop {NAME}"]
     assert f"model {NAME}: served by a local vLLM at http://127.0.0.1:" in out
