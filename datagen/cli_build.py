@@ -9,7 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from datagen.cli_common import (
-    UserError, WarehouseOpt, add_command, is_tty, open_warehouse, stderr_console, user_errors,
+    UserError, WarehouseOpt, add_command, config_error, is_tty, open_warehouse, stderr_console,
+    user_errors,
 )
 
 STAGES = ("crawl", "compose", "verify", "band")
@@ -65,7 +66,8 @@ def build(
         cfg = _config(config, seeds=seeds or None, seed=seed, endpoint=endpoint,
                       model_name=model, api_key_env=api_key_env)
     except UserError as exc:
-        _record_failed_build(root, config, str(exc))
+        from flows.run import record_failed_build
+        record_failed_build(root, config, str(exc))
         raise
     result = _run_with_progress(root, cfg)
     _print_report(result.report, root)
@@ -81,11 +83,12 @@ def verify(
 ) -> None:
     """Re-run every question check (after adding one, or on questions of an older build)."""
     from flows.config import VerifyConfig
+    from flows.stages import page_tools
     from flows.verify import StageError, run_verify
     cfg = VerifyConfig(decontamination=decontamination)
     wh = open_warehouse(warehouse)
     try:
-        summary = run_verify(wh, cfg, where=where, extra={"page_tools": _tools(wh)})
+        summary = run_verify(wh, cfg, where=where, pages=page_tools(wh))
     except StageError as exc:
         raise UserError(str(exc)) from None
     finally:
@@ -159,22 +162,7 @@ def _config(path: Path | None, **overrides):
     try:
         return load_build_config(path, **overrides)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "config"
-        msg = err["msg"].removeprefix("Value error, ")
-        hint = " (unknown key)" if err["type"] == "extra_forbidden" else ""
-        raise UserError(f"bad build setting {where}: {msg}{hint}") from None
-
-
-def _record_failed_build(root: Path, config: Path | None, reason: str) -> None:
-    """A build that cannot start still leaves a `failed` run row saying why."""
-    import warehouse as wh_pkg
-    wh = wh_pkg.open(root)
-    try:
-        run_id = wh.start_run("build", {"config_file": str(config) if config else None})
-        wh.finish_run(run_id, "failed", {"error": reason})
-    finally:
-        wh.close()
+        raise UserError(config_error(exc, "build")) from None
 
 
 def _root(warehouse: Path | None) -> Path:
@@ -182,11 +170,6 @@ def _root(warehouse: Path | None) -> Path:
     root = wh.root
     wh.close()
     return root
-
-
-def _tools(wh):
-    from datagen.tools import PageTools
-    return PageTools.open(wh)
 
 
 def _run_with_progress(root: Path, cfg):

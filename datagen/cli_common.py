@@ -5,9 +5,14 @@ from __future__ import annotations
 import functools
 import sys
 from pathlib import Path
-from typing import Annotated, Callable, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Optional, TypeVar
 
 import typer
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound="BaseModel")
 
 WarehouseOpt = Annotated[
     Optional[Path],
@@ -62,6 +67,24 @@ def add_command(app: typer.Typer, name: str, fn: Callable) -> None:
     paragraph as one line (Typer would keep the docstring's line breaks there)."""
     first = (fn.__doc__ or "").strip().split("\n\n")[0]
     app.command(name, short_help=" ".join(first.split()))(fn)
+
+
+def make_config(config_cls: type[M], data: dict, what: str) -> M:
+    """`config_cls(**data)`, a mistake in it one line: 'bad compose setting hops_min: ...'."""
+    from pydantic import ValidationError
+    try:
+        return config_cls(**data)
+    except ValidationError as exc:
+        raise UserError(config_error(exc, what)) from None
+
+
+def config_error(exc: "ValidationError", what: str) -> str:
+    """The first error of a config's validation, as the CLI prints it."""
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "config"
+    msg = err["msg"].removeprefix("Value error, ")
+    hint = " (unknown key)" if err["type"] == "extra_forbidden" else ""
+    return f"bad {what} setting {where}: {msg}{hint}"
 
 
 def read_config_section(path: Optional[Path], section: str, what: str) -> dict:

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from datagen.cli_common import (
-    UserError, WarehouseOpt, add_command, is_tty, read_config_section, user_errors,
+    UserError, WarehouseOpt, add_command, is_tty, make_config, read_config_section, user_errors,
 )
 
 
@@ -93,8 +93,6 @@ def _is_llm_stop(exc: BaseException) -> bool:
 
 
 def _config(path: Optional[Path], hops: Optional[str], **flags):
-    from pydantic import ValidationError
-
     from datagen.compose import ComposeConfig, parse_hops
     data = read_config_section(path, "compose", "ComposeConfig")
     if "hops" in data:  # a config file may say `hops: 2-4` as the flag does
@@ -102,12 +100,7 @@ def _config(path: Optional[Path], hops: Optional[str], **flags):
     if hops is not None:
         data["hops_min"], data["hops_max"] = parse_hops(hops)
     data.update({k: v for k, v in flags.items() if v is not None})
-    try:
-        return ComposeConfig(**data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(map(str, err["loc"])) or "config"
-        raise UserError(f"bad compose setting {where}: {err['msg']}") from None
+    return make_config(ComposeConfig, data, "compose")
 
 
 def _run(wh, cfg, composer):

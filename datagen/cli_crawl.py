@@ -9,7 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from datagen.cli_common import (
-    UserError, WarehouseOpt, add_command, is_tty, open_warehouse, user_errors,
+    UserError, WarehouseOpt, add_command, is_tty, make_config, open_warehouse,
+    read_config_section, user_errors,
 )
 
 
@@ -85,13 +86,15 @@ def crawl(
         "files in this folder.")] = None,
 ) -> None:
     """Crawl pages into the warehouse; prints a summary (stored / skipped / failed by reason)."""
+    from datagen.crawl import CrawlConfig
     flags = {"allow_private": allow_private or None, "max_pages": max_pages,
              "max_depth": max_depth, "global_concurrency": concurrency,
              "per_host_concurrency": per_host, "per_host_delay_s": delay,
              "request_deadline_s": deadline, "include": include or None,
              "exclude": exclude or None, "url_prefixes": prefix or None,
              "warc_out": str(warc_out) if warc_out else None}
-    overrides = {**_read_config(config), **{k: v for k, v in flags.items() if v is not None}}
+    overrides = {**read_config_section(config, "crawl", "CrawlConfig"),
+                 **{k: v for k, v in flags.items() if v is not None}}
     if not demo and not seeds and not overrides.get("seeds"):
         raise UserError("give URLs or folders to crawl, or --demo for the built-in demo world")
     if demo and seeds:
@@ -100,37 +103,13 @@ def crawl(
         raise UserError(f"--warc-out {warc_out} is a file; give a folder")
     if seeds:
         overrides["seeds"] = list(seeds)
-    _validate(overrides)  # before a warehouse is created for a run that can't start
+    make_config(CrawlConfig, overrides, "crawl")  # before a warehouse is made for a run that can't start
     wh = open_warehouse(warehouse)
     try:
         summary = _run_with_progress(wh, demo, overrides)
     finally:
         wh.close()
     _print_summary(summary, wh.root)
-
-
-def _validate(overrides: dict) -> None:
-    from pydantic import ValidationError
-
-    from datagen.crawl import CrawlConfig
-    try:
-        CrawlConfig(**overrides)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise UserError(f"bad crawl setting {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-
-
-def _read_config(path: Path | None) -> dict:
-    if path is None:
-        return {}
-    import json
-
-    import yaml
-    text = path.read_text()
-    data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a mapping of CrawlConfig fields")
-    return data.get("crawl", data)
 
 
 def _run_with_progress(wh, demo: bool, overrides: dict):

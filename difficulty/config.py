@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
+
+from datagen.endpoint import EndpointSpec
 
 from difficulty.adaptive import StoppingRule
 from difficulty.estimate import DEFAULT_THRESHOLDS, check_thresholds
 
 
-class BandConfig(BaseModel):
+class BandConfig(EndpointSpec):
     """How questions are banded. Thresholds are the lower pass-rate edges of hard, medium,
-    easy and too_easy (too_hard is everything below the first)."""
+    easy and too_easy (too_hard is everything below the first). The endpoint fields of
+    `solver: llm` are `EndpointSpec`'s."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -30,8 +33,6 @@ class BandConfig(BaseModel):
     batch_size: int = Field(64, ge=1, description="questions per batch; one commit per batch")
     rollout_window: int = Field(1, ge=0, description="re-banding: each question's last N "
                                 "policy versions rolled out (0 = all pooled)")
-    endpoint: Optional[str] = None
-    model: Optional[str] = None
     plot: bool = True
 
     @field_validator("solver")

@@ -5,15 +5,19 @@ reason `answered_without_tools` when any of k attempts is right, else `pass`."""
 from __future__ import annotations
 
 import json
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from difficulty.config import BandConfig
 from difficulty.records import Solver
 
+if TYPE_CHECKING:
+    from warehouse import Warehouse
+
+
 CHECK = "no_tool_solvable"
 
 
-def no_tool_check(wh, cfg: BandConfig, solver: Solver, *, k: int | None = None,
+def no_tool_check(wh: "Warehouse", cfg: BandConfig, solver: Solver, *, k: int | None = None,
                   parent_run_id: str = "",
                   progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
     """Verdicts for the questions `cfg` selects; {'pass': n, 'fail': n}. `solver` must not

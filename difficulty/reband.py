@@ -11,11 +11,15 @@ and the solver `policy:<run>@v<N>`, N the newest version counted for that questi
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from difficulty.adaptive import decide_counts
 from difficulty.config import BandConfig
 from difficulty.records import BandSummary
+
+if TYPE_CHECKING:
+    from warehouse import Warehouse
+
 
 _COUNTS = """
 WITH r AS (
@@ -35,7 +39,7 @@ def rollout_counts(wh, run_id: str, window: int) -> list[dict]:
     return wh.sql(_COUNTS, [run_id, window, window]).to_pylist()
 
 
-def run_reband(wh, cfg: BandConfig, *, parent_run_id: str = "",
+def run_reband(wh: "Warehouse", cfg: BandConfig, *, parent_run_id: str = "",
                progress: Callable[[int, int], None] | None = None) -> BandSummary:
     """Write `source='training'` difficulty rows for the questions run `cfg.from_rollouts` saw."""
     from difficulty.run import count, difficulty_records, finish_summary, load_items

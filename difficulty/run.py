@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from difficulty.adaptive import AdaptiveBander, BandItem
 from difficulty.config import BandConfig
 from difficulty.records import Attempt, BandDecision, BandSummary, Solver, SolverQuestion
+
+if TYPE_CHECKING:
+    from warehouse import Warehouse
+
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +63,7 @@ def band_key(cfg: BandConfig, solver_name: str) -> str:
                       cfg.first_round, cfg.round_size, cfg.lookahead, cfg.min_gain, cfg.seed)
 
 
-def load_items(wh, cfg: BandConfig) -> tuple[list[BandItem], dict[str, int]]:
+def load_items(wh: "Warehouse", cfg: BandConfig) -> tuple[list[BandItem], dict[str, int]]:
     """The questions to band (what the solver may see + the gold) and their hops (report only)."""
     sql = _QUESTIONS.format(where=f"AND ({cfg.where})" if cfg.where else "")
     if cfg.where:  # user SQL: the query path's read-only check refuses anything but a filter
@@ -78,7 +82,7 @@ def already_banded(wh, key: str) -> dict[str, tuple[int, int]]:
     return {r["question_id"]: (r["n_correct"], r["k"]) for r in rows}
 
 
-def make_solver(wh, cfg: BandConfig) -> Solver:
+def make_solver(wh: "Warehouse", cfg: BandConfig) -> Solver:
     """The solver `cfg.solver` names (policy solvers are built by the CLI and handed in)."""
     if cfg.solver == "embedded":
         from datagen.tools import PageTools
@@ -92,7 +96,7 @@ def make_solver(wh, cfg: BandConfig) -> Solver:
                      "use --solver embedded or llm")
 
 
-def run_band(wh, cfg: BandConfig, *, solver: Solver | None = None, parent_run_id: str = "",
+def run_band(wh: "Warehouse", cfg: BandConfig, *, solver: Solver | None = None, parent_run_id: str = "",
              progress: Progress | None = None) -> BandSummary:
     """Band the selected questions (or re-band from rollouts); records a `runs` row 'band'."""
     if cfg.from_rollouts:

@@ -16,11 +16,8 @@ from prefect import flow
 
 from flows.config import BuildConfig, config_hash
 from flows.stages import (
-    StageResult, _warehouse, band_task, compose_task, crawl_task, input_snapshot, rows_present,
-    stage_key, verify_task,
+    StageResult, _warehouse, input_snapshot, parent_of, stage_key, stage_task_named, with_rows,
 )
-
-TASKS = {"crawl": crawl_task, "compose": compose_task, "verify": verify_task, "band": band_task}
 
 
 @dataclass
@@ -39,39 +36,32 @@ class BuildResult:
 
 
 def stage_config(cfg: BuildConfig, stage: str) -> dict[str, Any]:
-    """The resolved config one stage runs with (plain JSON: it is part of the cache key)."""
-    resolved = cfg.resolved()
+    """The resolved config one stage runs with (plain JSON: it is part of the cache key); the
+    demo crawl's says which demo world."""
     if stage == "crawl":
-        crawl = dict(cfg.crawl)
-        crawl.setdefault("resume", True)
-        return crawl if cfg.is_demo else {"seeds": cfg.seeds, **crawl}
-    return resolved[stage]
+        crawl = {"resume": True, **cfg.crawl_fields()}
+        return {**crawl, "demo": cfg.demo.model_dump()} if cfg.is_demo else \
+            {"seeds": cfg.seeds, **crawl}
+    return cfg.resolved()[stage]
 
 
 def run_stage(stage: str, root: str, cfg: BuildConfig, build_run_id: str) -> StageRun:
     """Run (or reuse) one stage; a cached result whose rows are gone is recomputed."""
     stage_cfg = stage_config(cfg, stage)
-    demo = cfg.demo.model_dump() if stage == "crawl" and cfg.is_demo else None
-    extra = {"demo": demo} if stage == "crawl" else {}
     with _warehouse(root) as wh:
-        key = stage_key(stage, root, {**stage_cfg, "demo": demo}, input_snapshot(wh, stage))
+        key = stage_key(stage, root, {"demo": None, **stage_cfg}, input_snapshot(wh, stage))
     if cfg.runner == "dask":  # shards on the workers (flows/runner.py)
         from flows.runner import run_sharded
-        return run_sharded(stage, root, stage_cfg, build_run_id, key, extra)
+        return run_sharded(stage, root, stage_cfg, build_run_id, key)
     t0 = time.perf_counter()
-    task_fn = TASKS[stage]
-    result = task_fn(root, stage_cfg, build_run_id, key, **extra)
-    with _warehouse(root) as wh:
-        if not rows_present(wh, result):
-            result = task_fn.with_options(refresh_cache=True)(root, stage_cfg, build_run_id, key,
-                                                              **extra)
-        cached = _parent_of(wh, result.run_id) != build_run_id
+
+    def start(_: int, refresh: bool):
+        result = stage_task_named(stage, refresh=refresh)(stage, root, stage_cfg, build_run_id,
+                                                          key)
+        return lambda: result
+    [result] = with_rows(root, 1, start)
+    cached = parent_of(root, result.run_id) != build_run_id
     return StageRun(result, time.perf_counter() - t0, cached)
-
-
-def _parent_of(wh, run_id: str) -> str:
-    rows = wh.sql("select parent_run_id from runs where run_id = ?", [run_id]).to_pylist()
-    return (rows[0]["parent_run_id"] or "") if rows else ""
 
 
 @flow(name="crawl")

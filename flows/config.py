@@ -1,14 +1,20 @@
 """`BuildConfig`: the one typed config of `datagen build` (defaults in code; a YAML file and
-flags override). Light to import: the stage configs it nests are pydantic models only."""
+flags override). Each stage's section takes that stage config's fields (`section`); the
+stage configs are pydantic models, light to import."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+
+from datagen.compose.config import ComposeConfig
+from datagen.crawl.config import CrawlConfig
+from datagen.endpoint import EndpointSpec
+from difficulty.config import BandConfig
 
 DEMO_ENTITIES = 2000
 
@@ -48,33 +54,38 @@ class VerifyConfig(BaseModel):
         return self.model_copy(update={"decontamination": "off" if demo else "hub"})
 
 
-class EndpointSpec(BaseModel):
-    """An OpenAI-compatible model endpoint (the LLM composer and the LLM solver)."""
-
-    model_config = ConfigDict(extra="forbid")
-    endpoint: str | None = None
-    model: str | None = None
-    api_key_env: str | None = None
-    max_concurrency: int = Field(8, ge=1)
-    max_calls: int | None = Field(None, ge=1, description="budget per stage run: calls sent")
-    max_tokens: int | None = Field(None, ge=1, description="budget per stage run: tokens used")
+class ModelSection(EndpointSpec):
+    """The build's `model:` section: the endpoint every LLM stage uses unless its own section
+    names another."""
 
     @model_validator(mode="after")
-    def _both(self) -> "EndpointSpec":
+    def _both(self) -> "ModelSection":
         if bool(self.endpoint) != bool(self.model):
             raise ValueError("give both endpoint and model (e.g. --endpoint "
                              "http://127.0.0.1:8000/v1 --model NAME), or neither")
         return self
 
 
-def _compose_config():
-    from datagen.compose import ComposeConfig
-    return ComposeConfig
+def section(config_cls: type[BaseModel], name: str) -> type[BaseModel]:
+    """A stage config's fields, each optional (None: not given), unknown keys refused: what a
+    stage's section of the build file may say. The stage config itself is validated on the
+    merged values (`BuildConfig._stages`), where the build's seed and endpoint are known."""
+    fields: dict[str, Any] = {
+        k: (Optional[f.annotation], Field(None, description=f.description))
+        for k, f in config_cls.model_fields.items()}
+    return create_model(name, __config__=ConfigDict(extra="forbid"), __doc__=
+                        f"The build's `{name}` section: any {config_cls.__name__} field.",
+                        **fields)
 
 
-def _band_config():
-    from difficulty import BandConfig
-    return BandConfig
+CrawlSection = section(CrawlConfig, "crawl")
+ComposeSection = section(ComposeConfig, "compose")
+BandSection = section(BandConfig, "band")
+
+
+def given(part: BaseModel) -> dict[str, Any]:
+    """The fields a section sets (None is not given)."""
+    return part.model_dump(exclude_none=True)
 
 
 class BuildConfig(BaseModel):
@@ -85,11 +96,12 @@ class BuildConfig(BaseModel):
                              "none: the built-in demo world")
     seed: int = Field(0, description="the random seed of every stage (same seed, same ids)")
     demo: DemoSpec = Field(default_factory=DemoSpec)
-    crawl: dict[str, Any] = Field(default_factory=dict, description="CrawlConfig fields")
-    compose: dict[str, Any] = Field(default_factory=dict, description="ComposeConfig fields")
+    crawl: CrawlSection = Field(default_factory=CrawlSection, description="CrawlConfig fields")
+    compose: ComposeSection = Field(default_factory=ComposeSection,
+                                    description="ComposeConfig fields")
     verify: VerifyConfig = Field(default_factory=VerifyConfig)
-    band: dict[str, Any] = Field(default_factory=dict, description="BandConfig fields")
-    model: EndpointSpec = Field(default_factory=EndpointSpec)
+    band: BandSection = Field(default_factory=BandSection, description="BandConfig fields")
+    model: ModelSection = Field(default_factory=ModelSection)
     runner: Literal["default", "dask"] = Field("default", description="where tasks run: the "
                                                "flow's process, or Dask workers (flows/runner.py)")
     dask_address: str | None = Field(None, description="an existing Dask scheduler, e.g. "
@@ -98,45 +110,55 @@ class BuildConfig(BaseModel):
 
     @model_validator(mode="after")
     def _stages(self) -> "BuildConfig":
-        """Validate the nested stage configs now, so a typo fails before anything runs."""
-        from datagen.crawl.config import CrawlConfig
-        _check(CrawlConfig, {"seeds": self.seeds or ["http://127.0.0.1/"], **self.crawl}, "crawl")
-        _check(_compose_config(), self.compose_fields(), "compose")
-        _check(_band_config(), self.band_fields(), "band")
+        """Validate the stage configs now, so a typo fails before anything runs."""
+        _check(CrawlConfig, {"seeds": self.seeds or ["http://127.0.0.1/"], **self.crawl_fields()},
+               "crawl")
+        _check(ComposeConfig, self.compose_fields(), "compose")
+        _check(BandConfig, self.band_fields(), "band")
         return self
 
     @property
     def is_demo(self) -> bool:
         return not self.seeds
 
+    def crawl_fields(self) -> dict[str, Any]:
+        """The crawl's settings as given (the seeds and the demo world are the build's)."""
+        return given(self.crawl)
+
     def compose_fields(self) -> dict[str, Any]:
         """The compose stage's config: the build's seed and endpoint unless given there."""
-        out = {"seed": self.seed, **self.compose}
-        if self.model.endpoint and "backend" not in self.compose:
+        mine = given(self.compose)
+        out = {"seed": self.seed, **mine}
+        if self.model.endpoint and "backend" not in mine:
             out["backend"] = "llm"
-        return {**out, **_endpoint_fields(_compose_config(), self.model, self.compose)}
+        return {**out, **_endpoint_fields(self.model, mine)}
 
     def band_fields(self) -> dict[str, Any]:
-        out = {"seed": self.seed, **self.band}
-        return {**out, **_endpoint_fields(_band_config(), self.model, self.band)}
+        mine = given(self.band)
+        return {"seed": self.seed, **mine, **_endpoint_fields(self.model, mine)}
+
+    def compose_config(self) -> ComposeConfig:
+        return ComposeConfig(**self.compose_fields())
+
+    def band_config(self) -> BandConfig:
+        return BandConfig(**self.band_fields())
 
     def resolved(self) -> dict[str, Any]:
         """The config as the run stores it: every stage's settings made explicit."""
         data = self.model_dump()
+        data["crawl"] = self.crawl_fields()
         data["verify"] = self.verify.resolved(self.is_demo).model_dump()
-        data["compose"] = _compose_config()(**self.compose_fields()).model_dump()
-        data["band"] = _band_config()(**self.band_fields()).model_dump()
+        data["compose"] = self.compose_config().model_dump()
+        data["band"] = self.band_config().model_dump()
         return data
 
 
-def _endpoint_fields(config_cls, spec: EndpointSpec, given: dict[str, Any]) -> dict[str, Any]:
-    """Fill a stage config's endpoint fields from the build's `model` section where it has them."""
-    names = getattr(config_cls, "model_fields", {})
-    values = {"endpoint": spec.endpoint, "model": spec.model, "api_key_env": spec.api_key_env,
-              "max_concurrency": spec.max_concurrency, "max_calls": spec.max_calls,
-              "max_tokens": spec.max_tokens}
-    return {k: v for k, v in values.items()
-            if k in names and k not in given and v is not None and spec.endpoint}
+def _endpoint_fields(spec: EndpointSpec, given: dict[str, Any]) -> dict[str, Any]:
+    """A stage config's endpoint fields from the build's `model` section, where the stage's
+    own section does not set them."""
+    if not spec.endpoint:
+        return {}
+    return {k: v for k, v in spec.endpoint_values().items() if k not in given and v is not None}
 
 
 def _check(config_cls, fields: dict[str, Any], section: str) -> None:
@@ -149,13 +171,13 @@ def _check(config_cls, fields: dict[str, Any], section: str) -> None:
         raise ValueError(f"{where}: {err['msg']}") from None
 
 
-def config_hash(data: Any) -> str:
+def config_hash(data: object) -> str:
     """A stable hash of a JSON-able config (the stage part of a task's cache key)."""
     text = json.dumps(data, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def load_build_config(path: Path | None, **overrides: Any) -> BuildConfig:
+def load_build_config(path: Path | None, **overrides: object) -> BuildConfig:
     """Read a YAML/JSON file (optional), apply flag overrides, validate."""
     data: dict[str, Any] = {}
     if path is not None:

@@ -25,9 +25,20 @@ def run_build(root: Path | str, cfg: BuildConfig,
                 PREFECT_SERVER_ANALYTICS_ENABLED: False}
     try:
         with temporary_settings(settings):
-            return build_flow(str(root), cfg.model_dump())
+            return build_flow(str(root), cfg.model_dump(exclude_none=True))
     finally:
         PROGRESS.reset(token)
+
+
+def record_failed_build(root: Path | str, config_file: Path | None, reason: str) -> None:
+    """A build that cannot start still leaves a `failed` run row saying why."""
+    import warehouse
+    wh = warehouse.open(root)
+    try:
+        run_id = wh.start_run("build", {"config_file": str(config_file) if config_file else None})
+        wh.finish_run(run_id, "failed", {"error": reason})
+    finally:
+        wh.close()
 
 
 def serve_deployments(root: Path | str, cfg: BuildConfig, cron: str | None) -> None:
@@ -35,7 +46,7 @@ def serve_deployments(root: Path | str, cfg: BuildConfig, cron: str | None) -> N
     from prefect import serve
 
     from flows.build import STAGE_FLOWS, build_flow
-    params = {"warehouse": str(root), "config": cfg.model_dump()}
+    params = {"warehouse": str(root), "config": cfg.model_dump(exclude_none=True)}
     deployments = [build_flow.to_deployment(name="datagen-build", cron=cron, parameters=params)]
     deployments += [f.to_deployment(name=f"datagen-{name}", parameters=params)
                     for name, f in STAGE_FLOWS.items()]

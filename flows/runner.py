@@ -28,25 +28,21 @@ of `dask_workers` processes started for the build and closed after it.
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
 import time
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import urlparse
 
-from prefect import task
+from flows.config import BuildConfig, config_hash
+from flows.stages import StageResult, _warehouse, parent_of, stage_task_named, with_rows
 
-from flows.config import config_hash
-from flows.stages import (
-    TASK_OPTS, StageResult, _warehouse, endpoint_slot, rows_of, rows_present,
-)
+if TYPE_CHECKING:
+    from flows.build import StageRun
 
 SHARDS_PER_THREAD = 1  # one shard per worker thread
-WHOLE_SET_CHECKS = ("near_duplicates",)  # compare each question with all the others
 
 
 @contextlib.contextmanager
-def cluster(cfg) -> Iterator[str | None]:
+def cluster(cfg: BuildConfig) -> Iterator[str | None]:
     """The scheduler address the build's stage flows submit to (None: default runner)."""
     if cfg.runner != "dask":
         yield None
@@ -95,17 +91,12 @@ def with_runner(stage_flow, address: str | None):
     return stage_flow.with_options(task_runner=DaskTaskRunner(address=address))
 
 
-def worker_id() -> str:
-    """host:pid of the process a task runs in (the proof of where it ran)."""
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
 # ---- planning ---------------------------------------------------------------------------
 
-def plan(stage: str, root: str, cfg: dict[str, Any], demo: Any, n: int) -> list[dict[str, Any]]:
+def plan(stage: str, root: str, cfg: dict[str, Any], n: int) -> list[dict[str, Any]]:
     """The shards of one stage: each a dict of what narrows the stage to its part."""
     if stage == "crawl":
-        return [] if demo is not None else _by_host(cfg.get("seeds") or [])
+        return [] if cfg.get("demo") is not None else _by_host(cfg.get("seeds") or [])
     if stage == "compose":
         return [] if cfg.get("max_questions") else [{"shard": [i, n]} for i in range(n)]
     with _warehouse(root) as wh:
@@ -141,74 +132,20 @@ def _band_ids(wh, cfg: dict[str, Any]) -> list[str]:
     return [it.question.question_id for it in items]
 
 
-def _in(ids: list[str]) -> str:
-    return "question_id in (" + ", ".join("'" + i.replace("'", "''") + "'" for i in ids) + ")"
-
-
-# ---- the shard task ---------------------------------------------------------------------
-
-@task(name="shard", **TASK_OPTS)
-def shard_task(stage: str, root: str, cfg: dict[str, Any], parent_run_id: str,
-               cache_key: str, part: dict[str, Any]) -> StageResult:
-    """One shard of a stage, on a worker: the stage's entry point on its part (holding a slot
-    of the model endpoint's limit, as the stage's own task does)."""
-    with _warehouse(root) as wh, endpoint_slot(cfg):
-        summary = _SHARD_RUNS[stage](wh, cfg, part, parent_run_id)
-        n = rows_of(wh, stage, summary.run_id)
-        return StageResult(stage, summary.run_id, cache_key, n,
-                           {**summary.as_dict(), "worker": worker_id()})
-
-
-def _crawl(wh, cfg, part, parent):
-    from datagen.crawl import CrawlConfig, run_crawl
-    return run_crawl(CrawlConfig(**{**cfg, "seeds": part["seeds"]}), wh, parent_run_id=parent)
-
-
-def _compose(wh, cfg, part, parent):
-    from datagen.compose import ComposeConfig, run_compose
-    return run_compose(wh, ComposeConfig(**cfg), parent_run_id=parent, shard=tuple(part["shard"]))
-
-
-def _verify(wh, cfg, part, parent):
-    """A range's questions through the per-question checks, or every question through the
-    checks over the whole set; either skips the questions that hold those checks' verdicts
-    (a rerun skips them, as the whole stage does)."""
-    from flows.config import VerifyConfig
-    from flows.stages import _page_tools
-    from flows.verify import build_checks, run_verify, select
-    vcfg = VerifyConfig(**cfg)
-    whole = bool(part.get("whole_set"))
-    names = [c.name for c in build_checks(vcfg) if (c.name in WHOLE_SET_CHECKS) == whole]
-    if whole:
-        return run_verify(wh, vcfg, parent_run_id=parent, only=names)
-    mine = set(part["ids"])
-    todo = [q.question_id for q in select(wh, names, None) if q.question_id in mine]
-    return run_verify(wh, vcfg, where=_in(todo) if todo else "false", parent_run_id=parent,
-                      extra={"page_tools": _page_tools(wh)}, only=names)
-
-
-def _band(wh, cfg, part, parent):
-    from difficulty import BandConfig, run_band
-    where = _in(part["ids"]) if not cfg.get("where") else f"({cfg['where']}) and {_in(part['ids'])}"
-    return run_band(wh, BandConfig(**{**cfg, "where": where, "plot": False}),
-                    parent_run_id=parent)
-
-
-_SHARD_RUNS = {"crawl": _crawl, "compose": _compose, "verify": _verify, "band": _band}
-
-
 # ---- a stage on the workers -------------------------------------------------------------
 
-def run_sharded(stage: str, root: str, cfg: dict[str, Any], build_run_id: str, key: str,
-                extra: dict[str, Any]):
+def run_sharded(stage: str, root: str, cfg: dict[str, Any], build_run_id: str,
+                key: str) -> "StageRun":
     """Run one stage's shards as concurrent tasks on the flow's (Dask) task runner and return
     its StageRun; one shard or none: the stage's usual task, submitted to a worker."""
     from flows.build import StageRun
     t0 = time.perf_counter()
-    shards = plan(stage, root, cfg, extra.get("demo"), _shard_count())
+    shards = plan(stage, root, cfg, _shard_count())
     if len(shards) <= 1:
-        result = _whole(stage, root, cfg, build_run_id, key, extra)
-        return StageRun(result, time.perf_counter() - t0, _parent(root, result.run_id) != build_run_id)
+        [result] = with_rows(root, 1, lambda _, refresh: stage_task_named(
+            stage, refresh=refresh).submit(stage, root, cfg, build_run_id, key).result)
+        return StageRun(result, time.perf_counter() - t0,
+                        parent_of(root, result.run_id) != build_run_id)
     stage_run = _stage_run(root, stage, cfg, build_run_id, key, len(shards))
     keys = [f"{key}-shard{i}of{len(shards)}-{config_hash(p)}" for i, p in enumerate(shards)]
     try:
@@ -219,31 +156,15 @@ def run_sharded(stage: str, root: str, cfg: dict[str, Any], build_run_id: str, k
     summary = {**merge(results), "key": key}
     _finish(root, stage_run, "succeeded", summary)
     result = StageResult(stage, stage_run, key, summary["rows"], summary)
-    return StageRun(result, time.perf_counter() - t0, _parent(root, stage_run) != build_run_id)
+    return StageRun(result, time.perf_counter() - t0, parent_of(root, stage_run) != build_run_id)
 
 
-def _whole(stage, root, cfg, build_run_id, key, extra) -> StageResult:
-    from flows.build import TASKS
-    task_fn = TASKS[stage]
-    result = task_fn.submit(root, cfg, build_run_id, key, **extra).result()
-    with _warehouse(root) as wh:
-        if rows_present(wh, result):
-            return result
-    return task_fn.with_options(refresh_cache=True).submit(
-        root, cfg, build_run_id, key, **extra).result()
-
-
-def _gather(stage, root, cfg, parent, keys, shards) -> list[StageResult]:
+def _gather(stage: str, root: str, cfg: dict[str, Any], parent: str, keys: list[str],
+            shards: list[dict[str, Any]]) -> list[StageResult]:
     """Submit every shard at once; a cached shard whose rows are gone is run again."""
-    futures = [shard_task.submit(stage, root, cfg, parent, k, p) for k, p in zip(keys, shards)]
-    results = [f.result() for f in futures]
-    with _warehouse(root) as wh:
-        redo = [i for i, r in enumerate(results) if not rows_present(wh, r)]
-    again = [shard_task.with_options(refresh_cache=True).submit(
-        stage, root, cfg, parent, keys[i], shards[i]) for i in redo]
-    for i, f in zip(redo, again):
-        results[i] = f.result()
-    return results
+    return with_rows(root, len(shards), lambda i, refresh: stage_task_named(
+        stage, shards[i], refresh=refresh).submit(stage, root, cfg, parent, keys[i],
+                                                  shards[i]).result)
 
 
 def merge(results: list[StageResult]) -> dict[str, Any]:
@@ -286,9 +207,3 @@ def _stage_run(root, stage, cfg, build_run_id, key, n) -> str:
 def _finish(root: str, run_id: str, status: str, summary: dict[str, Any]) -> None:
     with _warehouse(root) as wh:
         wh.finish_run(run_id, status, summary)
-
-
-def _parent(root: str, run_id: str) -> str:
-    with _warehouse(root) as wh:
-        rows = wh.sql("select parent_run_id from runs where run_id = ?", [run_id]).to_pylist()
-    return (rows[0]["parent_run_id"] or "") if rows else ""

@@ -9,11 +9,16 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from flows.config import VerifyConfig
 
+if TYPE_CHECKING:
+    from verifiers import Check, ChecksSummary, PageSearch
+    from warehouse import QuestionRecord, Warehouse
+
 log = logging.getLogger(__name__)
+WHOLE_SET_CHECKS = ("near_duplicates",)  # compare each question with all the others
 
 
 class StageError(Exception):
@@ -35,7 +40,7 @@ class VerifySummary:
                 "by_check": {k: dict(v) for k, v in self.by_check.items()}}
 
 
-def build_checks(cfg: VerifyConfig) -> list[Any]:
+def build_checks(cfg: VerifyConfig) -> list["Check"]:
     """verifiers' default checks in their default order; near-duplicates also against the
     stored questions; decontamination as configured (`off` leaves it out)."""
     from verifiers import default_checks
@@ -63,7 +68,8 @@ def _require_hub(check: Any) -> None:
                          "a folder of benchmark JSONL files, or to off")
 
 
-def select(wh, check_names: list[str], where: str | None) -> list[Any]:
+def select(wh: "Warehouse", check_names: list[str],
+           where: str | None) -> list["QuestionRecord"]:
     """The questions to check: `where` if given, else those missing a verdict of some check."""
     from warehouse import QuestionRecord
     if where:
@@ -78,24 +84,27 @@ def select(wh, check_names: list[str], where: str | None) -> list[Any]:
             "where coalesce(v.n, 0) < ? order by 1", [*check_names, len(check_names)]).to_pylist()]
     if not ids:
         return []
-    rows = wh.read(QuestionRecord, where=_in_list(ids))
+    rows = wh.read(QuestionRecord, where=in_ids(ids))
     newest: dict[str, Any] = {}
     for q in sorted(rows, key=lambda r: r.created_at):
         newest[q.question_id] = q
     return [newest[i] for i in sorted(newest)]
 
 
-def _in_list(ids: list[str]) -> str:
+def in_ids(ids: list[str]) -> str:
+    """SQL: `question_id in (...)` for these ids."""
     quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in ids)
     return f"question_id in ({quoted})"
 
 
-def run_verify(wh, cfg: VerifyConfig, *, where: str | None = None, parent_run_id: str = "",
-               extra: dict[str, Any] | None = None,
+def run_verify(wh: "Warehouse", cfg: VerifyConfig, *, where: str | None = None,
+               parent_run_id: str = "", pages: "PageSearch | None" = None,
                progress: Callable[[int, int], None] | None = None,
                only: list[str] | None = None) -> VerifySummary:
     """Check the selected questions batch by batch, as one `verify` run (`only`: just these
-    checks, by name — the Dask runner's shards split them)."""
+    checks, by name — the Dask runner's shards split them). `pages`: the page search the
+    unique-answer check uses (datagen's PageTools; without it the check opens the
+    warehouse's own index)."""
     from verifiers import run_checks
     checks = [c for c in build_checks(cfg) if only is None or c.name in only]
     names = [c.name for c in checks]
@@ -108,7 +117,7 @@ def run_verify(wh, cfg: VerifyConfig, *, where: str | None = None, parent_run_id
         for start in range(0, len(todo), cfg.batch_size):
             batch = todo[start:start + cfg.batch_size]
             out = run_checks(wh, batch, checks, run.run_id, timeout_s=cfg.timeout_s,
-                             extra=extra)
+                             pages=pages)
             _count(summary, out)
             if progress:
                 progress(start + len(batch), len(todo))
@@ -116,14 +125,32 @@ def run_verify(wh, cfg: VerifyConfig, *, where: str | None = None, parent_run_id
     return summary
 
 
-def _count(summary: VerifySummary, out: dict[str, Any]) -> None:
-    summary.passed_all += out["passed_all"]
-    summary.verdicts += out["verdicts_written"]
-    for name, counts in out["checks"].items():
+def run_verify_part(wh: "Warehouse", cfg: VerifyConfig, part: dict[str, Any],
+                    parent_run_id: str) -> VerifySummary:
+    """One Dask shard: a range's questions (`part["ids"]`) through the per-question checks, or
+    (`part["whole_set"]`) every question through the checks over the whole set; either skips
+    the questions that hold those checks' verdicts (a rerun skips them, as the whole stage
+    does)."""
+    from flows.stages import page_tools
+    whole = bool(part.get("whole_set"))
+    names = [c.name for c in build_checks(cfg) if (c.name in WHOLE_SET_CHECKS) == whole]
+    if whole:
+        return run_verify(wh, cfg, parent_run_id=parent_run_id, only=names)
+    mine = set(part["ids"])
+    todo = [q.question_id for q in select(wh, names, None) if q.question_id in mine]
+    return run_verify(wh, cfg, where=in_ids(todo) if todo else "false",
+                      parent_run_id=parent_run_id, pages=page_tools(wh), only=names)
+
+
+def _count(summary: VerifySummary, out: "ChecksSummary") -> None:
+    summary.passed_all += out.passed_all
+    summary.verdicts += out.verdicts_written
+    for name, tally in out.checks.items():
         c = summary.by_check.setdefault(name, Counter())
-        for status in ("pass", "fail", "error"):
-            c[status] += counts[status]
-        for reason, n in counts["reasons"].items():
+        c["pass"] += tally.passed
+        c["fail"] += tally.failed
+        c["error"] += tally.errors
+        for reason, n in tally.reasons.items():
             c[f"reason:{reason_code(reason)}"] += n
 
 

@@ -4,7 +4,8 @@ The file tree is in verifiers/README.md.
 """
 
 from verifiers.checks import (
-    AnswerNotLeaked, Check, CheckContext, CheckResult, Grounded, QuestionCheck, WellFormed,
+    AlternativesJudge, AnswerNotLeaked, Check, CheckContext, CheckResult, Grounded, PageSearch,
+    QuestionCheck, WellFormed,
 )
 from verifiers.decontam import DEFAULT_BENCHMARKS, ContaminationIndex, Decontamination
 from verifiers.dedup import NearDuplicates, SentenceEmbedder
@@ -15,15 +16,15 @@ from verifiers.mathcheck import MathTimeout, math_equivalent
 from verifiers.normalize import squad_normalize
 from verifiers.candidates import answer_type
 from verifiers.reward import REWARD_MODES, RewardResult, reward, score_response
-from verifiers.runner import default_checks, run_check, run_checks
+from verifiers.runner import CheckTally, ChecksSummary, default_checks, run_check, run_checks
 from verifiers.uniqueness import UniqueAnswer
 
 __all__ = [
     "is_equivalent", "score_answer", "EquivalenceScore", "token_f1", "squad_normalize",
     "extract_final_answer", "math_equivalent", "MathTimeout",
     "reward", "score_response", "RewardResult", "REWARD_MODES", "answer_type", "LLMJudge", "JudgeError",
-    "Check", "QuestionCheck", "CheckContext", "CheckResult",
+    "Check", "QuestionCheck", "CheckContext", "CheckResult", "PageSearch", "AlternativesJudge",
     "WellFormed", "AnswerNotLeaked", "Grounded", "UniqueAnswer", "NearDuplicates",
     "SentenceEmbedder", "Decontamination", "ContaminationIndex", "DEFAULT_BENCHMARKS",
-    "run_checks", "run_check", "default_checks",
+    "run_checks", "run_check", "default_checks", "ChecksSummary", "CheckTally",
 ]

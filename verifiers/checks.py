@@ -13,9 +13,12 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from warehouse import QuestionRecord
+
+if TYPE_CHECKING:
+    from warehouse import Warehouse
 
 from verifiers.equivalence import is_equivalent, references
 from verifiers.names import looks_like_name, names_match
@@ -46,16 +49,41 @@ def fail(reason: str, **details: Any) -> CheckResult:
     return CheckResult("fail", reason, details)
 
 
+class PageHitLike(Protocol):
+    url: str
+    title: str
+
+
+class PageSearch(Protocol):
+    """A search over the stored pages (datagen's `PageTools`, the warehouse's `StoredPages`)."""
+
+    def search(self, query: str, k: int) -> Sequence[PageHitLike]: ...
+
+    def page(self, url: str) -> tuple[str, str]: ...
+
+
+class AlternativesJudge(Protocol):
+    """An LLM judge that names other correct answers (`verifiers.LLMJudge`)."""
+
+    def alternatives(self, question: str, answer: str) -> list[str]: ...
+
+
 @dataclass
 class CheckContext:
-    """What checks may need beyond the questions: the warehouse, an optional LLM judge."""
+    """What checks may need beyond the questions, injected by the caller (verifiers import no
+    other stage): the warehouse, an optional LLM judge, the page search the unique-answer
+    check uses (without one it opens the warehouse's index), and the texts of the cited pages
+    (the grounded check reads them once per batch)."""
 
-    wh: Any = None
-    judge: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    wh: "Warehouse | None" = None
+    judge: AlternativesJudge | None = None
+    pages: PageSearch | None = None
+    page_texts: dict[str, str] | None = None
 
 
 class Check(Protocol):
+    """A question check: one result per question, in order (see the module docstring)."""
+
     name: str
 
     def run(self, questions: Sequence[QuestionRecord], ctx: CheckContext) -> list[CheckResult]:
@@ -148,7 +176,7 @@ class Grounded(QuestionCheck):
         if ctx.wh is None:
             return super().run(questions, ctx)  # each question an `error` verdict saying why
         urls = sorted({e.url for q in questions for e in q.evidence})
-        batch_ctx = replace(ctx, extra={**ctx.extra, "page_texts": _page_texts(ctx.wh, urls)})
+        batch_ctx = replace(ctx, page_texts=_page_texts(ctx.wh, urls))
         return super().run(questions, batch_ctx)
 
     def check_one(self, q: QuestionRecord, ctx: CheckContext) -> CheckResult:
@@ -156,7 +184,7 @@ class Grounded(QuestionCheck):
             raise RuntimeError("grounded check needs a warehouse in the context")
         if not q.evidence:
             return fail("no evidence")
-        texts = ctx.extra.get("page_texts")
+        texts = ctx.page_texts
         if texts is None:
             texts = _page_texts(ctx.wh, sorted({e.url for e in q.evidence}))
         for i, ev in enumerate(q.evidence):
@@ -175,7 +203,7 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def _page_texts(wh: Any, urls: list[str]) -> dict[str, str]:
+def _page_texts(wh: "Warehouse", urls: list[str]) -> dict[str, str]:
     """Latest stored text of each page (by url or final_url), whitespace-squashed."""
     if not urls:
         return {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -102,6 +102,12 @@ def cluster(texts: Sequence[str], emb: np.ndarray | None, threshold: float
     return [uf.find(i) for i in range(len(texts))], how
 
 
+class Embedder(Protocol):
+    """Texts -> unit vectors, one row per text (`SentenceEmbedder`, or a test's own)."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
 @dataclass
 class NearDuplicates:
     """Keep one question per cluster of exact or semantic duplicates (cosine >= threshold).
@@ -113,7 +119,7 @@ class NearDuplicates:
 
     threshold: float = DEFAULT_THRESHOLD
     semantic: bool = True
-    embedder: Any = None
+    embedder: Embedder | None = None
     against_stored: bool = False
     name: str = "near_duplicates"
     _memo: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)

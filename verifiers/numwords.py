@@ -47,14 +47,6 @@ def format_number(value: float | str) -> str:
     return f"{value:.6g}"
 
 
-def _word_value(tok: str) -> float | None:
-    if tok in UNITS:
-        return UNITS[tok]
-    if tok in TENS:
-        return TENS[tok]
-    return digits_value(tok)
-
-
 def parse_number_words(tokens: list[str], start: int) -> tuple[float | str, int]:
     """Parse a number (or ordinal) starting at ``tokens[start]``.
 

@@ -11,17 +11,22 @@ from __future__ import annotations
 import concurrent.futures as cf
 import logging
 from collections import Counter
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
 
 from warehouse import QuestionRecord, VerdictRecord
 
-from verifiers.checks import CheckContext, CheckResult
+from verifiers.checks import AlternativesJudge, Check, CheckContext, CheckResult, PageSearch
+
+if TYPE_CHECKING:
+    from verifiers.dedup import Embedder
+    from warehouse import Warehouse
 
 log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT_S = 600.0
 
 
-def run_check(check: Any, questions: Sequence[QuestionRecord], ctx: CheckContext,
+def run_check(check: Check, questions: Sequence[QuestionRecord], ctx: CheckContext,
               timeout_s: float = DEFAULT_TIMEOUT_S) -> list[CheckResult]:
     """One check over a batch; crashes and timeouts become ``error`` results."""
     pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"check-{check.name}")
@@ -42,29 +47,43 @@ def run_check(check: Any, questions: Sequence[QuestionRecord], ctx: CheckContext
     return results
 
 
-def run_checks(wh: Any, questions: Sequence[QuestionRecord], checks: Sequence[Any], run_id: str,
-               *, judge: Any = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-               write: bool = True, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+@dataclass
+class CheckTally:
+    """One check's verdicts over a call: counts per status, the commonest failure reasons,
+    and the benchmark sets it checked against (decontamination's lineage)."""
+
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    sets_checked: list[str] | None = None
+
+
+@dataclass
+class ChecksSummary:
+    """What `run_checks` did: a tally per check, and how many questions passed every check."""
+
+    questions: int
+    checks: dict[str, CheckTally] = field(default_factory=dict)
+    passed_all: int = 0
+    verdicts_written: int = 0
+
+
+def run_checks(wh: "Warehouse | None", questions: Sequence[QuestionRecord],
+               checks: Sequence[Check], run_id: str, *, judge: AlternativesJudge | None = None,
+               pages: PageSearch | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+               write: bool = True) -> ChecksSummary:
     """Run ``checks`` over ``questions``; write one verdict per (question, check) in one commit.
 
-    ``extra`` goes to the checks' context (e.g. ``page_tools``, the page index that
-    UniqueAnswer searches). Returns a summary: counts per check and status, failure
-    reasons, and which questions passed every check.
+    ``judge`` and ``pages`` (the page search UniqueAnswer uses) go to the checks' context.
     """
-    ctx = CheckContext(wh=wh, judge=judge, extra=dict(extra or {}))
+    ctx = CheckContext(wh=wh, judge=judge, pages=pages)
     verdicts: list[VerdictRecord] = []
-    summary: dict[str, Any] = {"questions": len(questions), "checks": {}}
+    summary = ChecksSummary(questions=len(questions))
     failed: set[str] = set()
     for check in checks:
         results = run_check(check, questions, ctx, timeout_s)
-        counts = Counter(r.status for r in results)
-        reasons = Counter(r.reason.split(":")[0] for r in results if r.status != "pass")
-        summary["checks"][check.name] = {"pass": counts["pass"], "fail": counts["fail"],
-                                         "error": counts["error"],
-                                         "reasons": dict(reasons.most_common(10))}
-        sets = {s for r in results for s in r.details.get("sets_checked", ())}
-        if any("sets_checked" in r.details for r in results):
-            summary["checks"][check.name]["sets_checked"] = sorted(sets)  # lineage
+        summary.checks[check.name] = _tally(results)
         for q, r in zip(questions, results):
             if r.status != "pass":
                 failed.add(q.question_id)
@@ -72,14 +91,26 @@ def run_checks(wh: Any, questions: Sequence[QuestionRecord], checks: Sequence[An
                                           status=r.status, reason=r.reason,
                                           details=r.details_json(), run_id=run_id))
     if write and verdicts:
+        if wh is None:
+            raise ValueError("run_checks(write=True) needs a warehouse")
         wh.append(verdicts, run_id=run_id)
-    summary["passed_all"] = len(questions) - len(failed)
-    summary["verdicts_written"] = len(verdicts) if write else 0
+    summary.passed_all = len(questions) - len(failed)
+    summary.verdicts_written = len(verdicts) if write else 0
     return summary
 
 
+def _tally(results: Sequence[CheckResult]) -> CheckTally:
+    counts = Counter(r.status for r in results)
+    reasons = Counter(r.reason.split(":")[0] for r in results if r.status != "pass")
+    tally = CheckTally(counts["pass"], counts["fail"], counts["error"],
+                       dict(reasons.most_common(10)))
+    if any("sets_checked" in r.details for r in results):
+        tally.sets_checked = sorted({s for r in results for s in r.details.get("sets_checked", ())})
+    return tally
+
+
 def default_checks(benchmarks: str = "hub", threshold: float | None = None,
-                   embedder: Any = None) -> list[Any]:
+                   embedder: "Embedder | None" = None) -> list[Check]:
     """The standard set, in the order they run."""
     from verifiers.checks import AnswerNotLeaked, Grounded, WellFormed
     from verifiers.decontam import Decontamination

@@ -9,6 +9,7 @@ from warehouse.errors import (
     CommitConflict, CorruptWarehouse, ForeignWarehouse, QueryError, QueryRefused,
     ReadOnlyViolation, SchemaMismatch, WarehouseError, WarehouseNotFound,
 )
+from warehouse.page_index import PageHit, StoredPages
 from warehouse.reader import StreamReader, TrainItem
 from warehouse.schema import (
     BANDS, DifficultyRecord, Evidence, FetchRecord, Link, LLMCallRecord, PageRecord,
@@ -19,7 +20,7 @@ __all__ = [
     "Warehouse", "open", "default_warehouse_path", "redact",
     "WarehouseError", "WarehouseNotFound", "ForeignWarehouse", "SchemaMismatch",
     "CorruptWarehouse", "ReadOnlyViolation", "CommitConflict", "QueryRefused", "QueryError",
-    "StreamReader", "TrainItem",
+    "StreamReader", "TrainItem", "StoredPages", "PageHit",
     "Record", "FetchRecord", "PageRecord", "QuestionRecord", "VerdictRecord",
     "DifficultyRecord", "RolloutRecord", "RunRecord", "LLMCallRecord", "Evidence", "Link", "BANDS", "content_id",
 ]

@@ -7,12 +7,16 @@ verified, banded question. The questions themselves are appended by the caller.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from warehouse.schema import Band, DifficultyRecord, VerdictRecord
 
+if TYPE_CHECKING:
+    from warehouse.core import Transaction
 
-def admit(tx, question_ids: Iterable[str], *, check: str, solver: str, band: Band = "medium",
+
+
+def admit(tx: "Transaction", question_ids: Iterable[str], *, check: str, solver: str, band: Band = "medium",
           pass_rate: float = 0.5, reason: str = "", run_id: str = "") -> int:
     """Append, in transaction `tx`, a `pass` verdict of `check` and a `band` difficulty row
     (source builtin, k = 0) for each id; returns how many."""

@@ -18,9 +18,12 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    import duckdb
 
 from warehouse import errors, runs
 from warehouse.runs import code_version, redact  # noqa: F401 - re-exported
@@ -29,6 +32,7 @@ from warehouse.schema import (
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 LAKE = "lake"
 
@@ -184,14 +188,14 @@ class Warehouse:
 
     # ---- writing ---------------------------------------------------------------------
 
-    def commit(self, fn) -> Any:
+    def commit(self, fn: Callable[["duckdb.DuckDBPyConnection"], T]) -> T:
         """Run fn(con) inside one DuckLake transaction; retry with backoff on conflicts.
 
         Either everything fn wrote becomes visible at once, or nothing does.
         """
         return self.retrying(fn, transaction=True)
 
-    def retrying(self, fn, transaction: bool = False) -> Any:
+    def retrying(self, fn: Callable[["duckdb.DuckDBPyConnection"], T], transaction: bool = False) -> T:
         """Call fn(con), retrying with jittered exponential backoff when another writer
         holds the catalog or committed first. Anything else propagates unchanged."""
         import duckdb
@@ -215,7 +219,7 @@ class Warehouse:
             f"warehouse {self.root}: commit still conflicting after {self.max_retries} retries "
             f"(last: {first_line})") from last
 
-    def _attempt(self, fn, transaction: bool) -> Any:
+    def _attempt(self, fn: Callable[["duckdb.DuckDBPyConnection"], T], transaction: bool) -> T:
         import duckdb
         try:
             if transaction:
@@ -247,7 +251,7 @@ class Warehouse:
 
     # ---- runs (lineage) --------------------------------------------------------------
 
-    def start_run(self, kind: str, config: dict[str, Any] | None = None,
+    def start_run(self, kind: str, config: Mapping[str, object] | None = None,
                   run_id: str | None = None, *, parent_run_id: str = "",
                   resumed_from: str = "") -> str:
         """Record a `running` run of `kind` (with this process's pid and host) and return its
@@ -282,7 +286,7 @@ class Warehouse:
         return gone
 
     def finish_run(self, run_id: str, status: str = "succeeded",
-                   summary: dict[str, Any] | None = None) -> None:
+                   summary: Mapping[str, object] | None = None) -> None:
         if status not in RUN_STATUSES:
             raise ValueError(f"run status {status!r} is not allowed; use one of "
                              f"{', '.join(map(repr, RUN_STATUSES))}")
@@ -294,7 +298,7 @@ class Warehouse:
         self.commit(update)
 
     @contextlib.contextmanager
-    def run(self, kind: str, config: dict[str, Any] | None = None,
+    def run(self, kind: str, config: Mapping[str, object] | None = None,
             run_id: str | None = None, **lineage: str) -> Iterator["RunHandle"]:
         """`with wh.run("crawl", cfg) as run:` ... marks the run succeeded/failed/interrupted.
         `lineage`: parent_run_id= and resumed_from= as in start_run."""
@@ -318,7 +322,7 @@ class Warehouse:
 
     # ---- reading (trusted, internal) ------------------------------------------------
 
-    def sql(self, query: str, params: Sequence[Any] | None = None) -> pa.Table:
+    def sql(self, query: str, params: Sequence[object] | None = None) -> pa.Table:
         """Run trusted SQL (tables are reachable as plain names) and return Arrow.
 
         With `train_ready_copy` (opt-in, for long-lived interactive processes: a dashboard,
@@ -341,7 +345,7 @@ class Warehouse:
                 raise _explain_read_error(self, exc) from exc
 
     def read(self, record_type: type[Record], where: str | None = None,
-             params: Sequence[Any] | None = None) -> list[Record]:
+             params: Sequence[object] | None = None) -> list[Record]:
         cols = ", ".join(f'"{f.name}"' for f in record_type.SCHEMA)
         query = f"SELECT {cols} FROM {LAKE}.{record_type.TABLE}"
         if where:
@@ -349,7 +353,7 @@ class Warehouse:
         table = self.sql(query, params)
         return [record_type.from_row(r) for r in table.to_pylist()]
 
-    def scalar(self, query: str, params: Sequence[Any] | None = None) -> Any:
+    def scalar(self, query: str, params: Sequence[object] | None = None) -> Any:
         """The one value of a trusted one-row query.
 
         fetchall, never fetchone: an unfinished result keeps the catalog's SQLite read

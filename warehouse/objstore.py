@@ -21,10 +21,6 @@ from urllib.parse import urlparse
 OBJECT_STORES = ("s3://", "gs://", "gcs://", "r2://", "az://", "abfss://")
 
 
-def is_object_store(path: str) -> bool:
-    return path.startswith(OBJECT_STORES)
-
-
 def s3_secret_sql(environ: Mapping[str, str] | None = None) -> str:
     """CREATE SECRET for s3:// paths: keys from the credential chain, endpoint from the env."""
     env = os.environ if environ is None else environ

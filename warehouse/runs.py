@@ -15,14 +15,13 @@ import re
 import socket
 import subprocess
 from pathlib import Path
-from typing import Any
 
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|token|password|passwd|secret|credential|auth)", re.I)
 _URL_CREDS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@", re.I)
 
 
-def redact(value: Any) -> Any:
+def redact(value: object) -> object:
     """Replace secrets (API keys, tokens, passwords, URL credentials) before storing a config."""
     if isinstance(value, dict):
         return {k: ("***REDACTED***" if _SECRET_KEY.search(str(k)) and v not in (None, "")

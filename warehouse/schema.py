@@ -42,11 +42,7 @@ LLMCallStatus = Literal["ok", "failed", "cached"]
 AnswerType = Literal["", "year", "number", "date", "entity", "other"]  # "" = unknown
 
 BANDS = typing.get_args(Band)
-VERDICT_STATUSES = typing.get_args(VerdictStatus)
-FETCH_OUTCOMES = typing.get_args(FetchOutcome)
 RUN_STATUSES = typing.get_args(RunStatus)
-DIFFICULTY_SOURCES = typing.get_args(DifficultySource)
-LLM_CALL_STATUSES = typing.get_args(LLMCallStatus)
 ANSWER_TYPES = typing.get_args(AnswerType)
 
 
@@ -54,7 +50,7 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(UTC)
 
 
-def content_id(*parts: Any, length: int = 16) -> str:
+def content_id(*parts: object, length: int = 16) -> str:
     """Stable content-hash id: the same content always gets the same id."""
     h = hashlib.sha256()
     for p in parts:
@@ -422,6 +418,3 @@ def conform(table: pa.Table, record_type: type[Record]) -> pa.Table:
                              f"allowed; use one of {', '.join(repr(a) for a in allowed)}")
     return table
 
-
-def from_arrow(table: pa.Table, record_type: type[Record]) -> list[Record]:
-    return [record_type.from_row(r) for r in table.to_pylist()]

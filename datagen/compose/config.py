@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Literal as Lit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from datagen.endpoint import EndpointSpec
 
 
-class ComposeConfig(BaseModel):
-    """Seeds and composed questions from the stored pages. Defaults in code; a file overrides."""
+class ComposeConfig(EndpointSpec):
+    """Seeds and composed questions from the stored pages. Defaults in code; a file overrides.
+    The endpoint fields (`endpoint`, `model`, `api_key_env`, budgets) are `EndpointSpec`'s."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -23,13 +26,8 @@ class ComposeConfig(BaseModel):
     search_uniqueness: bool = Field(True, description="judge uniqueness with search on pages "
                                     "the fact store does not fully know")
     # the LLM backend (datagen/compose/llm_backend.py)
-    endpoint: str | None = None
-    model: str | None = None
-    api_key_env: str | None = None
     max_concurrency: int = Field(4, ge=1, le=256)
     cache: bool = True
-    max_calls: int | None = Field(None, ge=1, description="budget: model calls sent per run")
-    max_tokens: int | None = Field(None, ge=1, description="budget: tokens used per run")
 
     @model_validator(mode="after")
     def _check(self) -> "ComposeConfig":

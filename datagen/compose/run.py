@@ -20,7 +20,7 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from datagen.compose.compose import Composer
 from datagen.compose.config import ComposeConfig
@@ -29,6 +29,10 @@ from datagen.seeds import FactStore, Page, make_seeds, mine_pages, render_questi
 from datagen.seeds.chain import Chain
 from datagen.seeds.questions import Seed
 from warehouse import QuestionRecord, content_id
+
+if TYPE_CHECKING:
+    from datagen.compose.backend import ComposeBackend
+    from warehouse import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +84,10 @@ def make_backend(cfg: ComposeConfig):
     return importlib.import_module("datagen.compose.llm_backend").make_backend(cfg)
 
 
-def run_compose(wh: Any, cfg: ComposeConfig, *, parent_run_id: str = "",
+def run_compose(wh: "Warehouse", cfg: ComposeConfig, *, parent_run_id: str = "",
                 progress: Callable[[ComposeSummary], None] | None = None,
-                backend: Any = None, shard: tuple[int, int] | None = None) -> ComposeSummary:
+                backend: "ComposeBackend | None" = None,
+                shard: tuple[int, int] | None = None) -> ComposeSummary:
     """Compose questions from `wh`'s pages (see the module docstring); a `runs` row of kind
     'compose' records the config and the summary. `shard=(i, n)`: only shard i of n of the
     seeds. Raises NoPages on an empty warehouse."""
@@ -141,7 +146,7 @@ def _finish(wh, run_id: str, status: str, summary: ComposeSummary) -> None:
         log.error("could not mark compose run %s %s: %s", run_id, status, exc)
 
 
-def _start_run(wh: Any, cfg: ComposeConfig, parent_run_id: str,
+def _start_run(wh: "Warehouse", cfg: ComposeConfig, parent_run_id: str,
                shard: tuple[int, int] | None = None) -> str:
     config = {**cfg.model_dump(), **({"shard": list(shard)} if shard else {})}
     if "parent_run_id" in inspect.signature(wh.start_run).parameters:
@@ -156,7 +161,7 @@ def _start_run(wh: Any, cfg: ComposeConfig, parent_run_id: str,
     return run_id
 
 
-def load_pages(wh: Any) -> list[Page]:
+def load_pages(wh: "Warehouse") -> list[Page]:
     rows = wh.sql("SELECT url, arg_max(title, fetched_at) AS title, arg_max(text, fetched_at) "
                   "AS text, arg_max(html, fetched_at) AS html, arg_max(links, fetched_at) AS "
                   "links FROM pages GROUP BY url ORDER BY url").to_pylist()

@@ -96,9 +96,6 @@ class World:
     def facts_about(self, entity_id: str) -> list[Fact]:
         return [f for f in self.facts if f.subject_id == entity_id]
 
-    def facts_pointing_to(self, entity_id: str) -> list[Fact]:
-        return [f for f in self.facts if f.object_id == entity_id]
-
     def __iter__(self) -> Iterator[Entity]:
         return iter(self.entities.values())
 

@@ -21,7 +21,6 @@ _NOUN_CUT = re.compile(r"\s(?:in|of|from|for|that|which|who|whose|with|by|based|
                        r"released|born)\s|,|\s\(")
 _NOUN_CUT_NO_AND = re.compile(_NOUN_CUT.pattern.replace("best|and|at", "best|at"))
 PAREN_DATES = re.compile(rf"\((?:born\s+)?(?P<a>{DATE})(?:\s*[–-]\s*(?P<b>{DATE}))?\)")
-PAREN_BORN = re.compile(rf"\(born\s+(?P<a>{DATE})\)")
 YEAR_VERBS = {"founded": "founded_year", "established": "founded_year",
               "formed": "founded_year", "incorporated": "founded_year",
               "released": "released_year", "premiered": "released_year",

@@ -6,8 +6,6 @@ from dataclasses import dataclass
 
 from warehouse import Evidence
 
-# value types of a fact; FUZZ and the reward read the answer's type from them
-VALUE_TYPES = ("entity", "year", "number", "date", "string")
 ANSWER_TYPES = {"entity": "entity", "year": "year", "number": "number", "date": "date",
                 "string": "other"}
 

@@ -8,10 +8,15 @@ round's first attempt index, so the client's cache separates rounds and a rerun 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from difficulty.records import Attempt, SolverQuestion
 from difficulty.solvers.base import attempt_seed
+
+if TYPE_CHECKING:
+    from warehouse import Warehouse
+    from datagen.endpoint import EndpointSpec
+
 
 SYSTEM = ("Answer the question. Think briefly if needed, then end with one line "
           "'Answer: <the answer>' giving a single answer, as short as possible.")
@@ -66,14 +71,14 @@ class LLMSolver:
         self.client.close()
 
 
-def make_llm_solver(wh, cfg, *, run_id: str = "", use_tools: bool = True) -> LLMSolver:
+def make_llm_solver(wh: "Warehouse", cfg: "EndpointSpec", *, run_id: str = "", use_tools: bool = True) -> LLMSolver:
     """An LLMSolver on `cfg.endpoint` / `cfg.model`, its calls accounted in `wh`."""
     if not (cfg.endpoint and cfg.model):
         raise ValueError("--solver llm needs --endpoint URL and --model NAME "
                          "(e.g. --endpoint http://127.0.0.1:8000/v1 --model my-model)")
-    from datagen.llm import ChatClient, EndpointConfig
-    client = ChatClient(EndpointConfig(base_url=cfg.endpoint, model=cfg.model), wh=wh,
-                        run_id=run_id)
+    from datagen.endpoint import client_config
+    from datagen.llm import ChatClient
+    client = ChatClient(client_config(cfg), wh=wh, run_id=run_id)
     tools = None
     if use_tools:
         from datagen.tools import PageTools

@@ -68,11 +68,12 @@ def test_tasks_ran_on_two_workers_with_the_default_runners_questions(built, tmp_
 
 
 def _rerun_a_shard_adds_nothing(root, cfg) -> None:
-    from datagen.compose import ComposeConfig, run_compose
+    from datagen.compose import run_compose
+    from flows import BuildConfig
     count = "select count(*) as n from questions"
     with warehouse.open(root) as wh:
         before = wh.sql(count).to_pylist()
-        again = run_compose(wh, ComposeConfig(**cfg["compose"]), shard=(1, 2))
+        again = run_compose(wh, BuildConfig(**cfg).compose_config(), shard=(1, 2))
         assert again.composed == again.seeds_new == 0 and again.composed_existing > 0
         assert wh.sql(count).to_pylist() == before
 

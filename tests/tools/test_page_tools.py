@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from datagen.tools import PageTools
-from datagen.tools import index as bm25_index
+from warehouse import page_index as bm25_index
 from warehouse import PageRecord, QuestionRecord
 from warehouse.schema import utcnow
 

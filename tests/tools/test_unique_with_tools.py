@@ -21,8 +21,8 @@ def _question() -> QuestionRecord:
 def test_unique_answer_through_injected_page_index():
     pages = {"http://art/vg": VG, "http://art/other": ("Tulips", "Tulips grow in spring.")}
     tools = PageTools.from_pages(pages)
-    [r] = UniqueAnswer().run([_question()], CheckContext(extra={"page_tools": tools}))
+    [r] = UniqueAnswer().run([_question()], CheckContext(pages=tools))
     assert r.status == "pass", r.reason
     tools = PageTools.from_pages({**pages, "http://art/alt": ALT})
-    [r] = UniqueAnswer().run([_question()], CheckContext(extra={"page_tools": tools}))
+    [r] = UniqueAnswer().run([_question()], CheckContext(pages=tools))
     assert r.status == "fail" and "Jan Vermeer the Younger" in r.reason

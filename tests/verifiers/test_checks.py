@@ -6,7 +6,8 @@ import time
 import pytest
 
 from verifiers import (
-    AnswerNotLeaked, CheckContext, Decontamination, Grounded, UniqueAnswer, WellFormed, run_checks,
+    AnswerNotLeaked, CheckContext, CheckTally, Decontamination, Grounded, UniqueAnswer, WellFormed,
+    run_checks,
 )
 from verifiers.checks import QuestionCheck
 
@@ -159,9 +160,8 @@ def test_runner_writes_verdicts_in_one_commit_and_errors_are_verdicts(art_wh, tm
     assert all(rows[(q, "exploding_batch")]["status"] == "error" for q in ("ok", "boom"))
     assert all(rows[(q, "slow")]["status"] == "error" for q in ("ok", "boom"))
     assert "timed out" in rows[("ok", "slow")]["reason"]
-    assert summary["checks"]["exploding"] == {"pass": 1, "fail": 0, "error": 1,
-                                              "reasons": {"ValueError": 1}}
-    assert summary["passed_all"] == 0 and summary["verdicts_written"] == 8
+    assert summary.checks["exploding"] == CheckTally(1, 0, 1, {"ValueError": 1})
+    assert summary.passed_all == 0 and summary.verdicts_written == 8
 
 
 def _write_jsonl(path, questions):
@@ -234,8 +234,8 @@ def test_default_checks_end_to_end(art_wh, tmp_path, embedder):
     failed = {(r["question_id"], r["check_name"]) for r in rows if r["status"] != "pass"}
     assert ("dup", "near_duplicates") in failed and ("leaked", "answer_not_leaked") in failed
     assert not {c for q, c in failed if q == "good"}
-    assert summary["passed_all"] == 1 and summary["verdicts_written"] == 18
-    assert summary["checks"]["decontamination"]["sets_checked"] == ["nq"]
+    assert summary.passed_all == 1 and summary.verdicts_written == 18
+    assert summary.checks["decontamination"].sets_checked == ["nq"]
 
 
 def test_default_checks_leave_the_environment_alone_so_decontamination_reaches_the_hub(
@@ -267,9 +267,9 @@ def test_default_checks_leave_the_environment_alone_so_decontamination_reaches_t
     hub_before = _hub_switches()
     checks = default_checks()  # the real embedder, loaded by near-duplicates as in production
     summary = run_checks(art_wh, [copied, fresh], checks, run_id="verify-env", write=False)
-    decon = summary["checks"]["decontamination"]
-    assert (decon["error"], decon["sets_checked"]) == (0, ["nq_open"]), decon
-    assert (decon["fail"], decon["pass"]) == (1, 1)
+    decon = summary.checks["decontamination"]
+    assert (decon.errors, decon.sets_checked) == (0, ["nq_open"]), decon
+    assert (decon.failed, decon.passed) == (1, 1)
     assert _hub_switches() == hub_before and "HF_HUB_OFFLINE" not in hub_before
 
 

@@ -1,7 +1,11 @@
-"""The BM25 index over stored pages, persisted under `<warehouse root>/cache/bm25/<snapshot>`.
+"""The one BM25 index over the stored pages, persisted under
+`<warehouse root>/cache/bm25/<snapshot>`, and `StoredPages`: search and read over it.
 
 The key is the last snapshot that changed `pages`: commits of questions, verdicts or runs
 leave it valid, so a composer committing batches or a solver re-banding never rebuilds it.
+It lives here, beside the pages, because two stages search them: datagen's page tools
+(`datagen.tools.PageTools` adds snippets and paged `open`) and the unique-answer check of
+`verifiers`, which imports no other stage (DESIGN.md §2).
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from warehouse.core import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -109,3 +116,87 @@ def load(folder: Path) -> PageIndex | None:
         log.info("BM25 index at %s unusable (%s); rebuilding", folder, exc)
         return None
     return PageIndex(meta["urls"], meta["titles"], retriever, int(meta["snapshot"]))
+
+
+_LATEST_PAGES = ("SELECT url, arg_max(final_url, fetched_at) AS final_url, "
+                 "arg_max(title, fetched_at) AS title, arg_max(text, fetched_at) AS text "
+                 "FROM pages GROUP BY url ORDER BY url")
+
+
+@dataclass(frozen=True)
+class PageHit:
+    """One ranked page: its URL, title and BM25 score."""
+
+    url: str
+    title: str
+    score: float
+
+
+class StoredPages:
+    """The warehouse's pages: BM25 `search` and `page(url) -> (title, text)`. The index comes
+    from the warehouse's cache when current; texts are read on first use."""
+
+    def __init__(self, index: PageIndex, wh: "Warehouse | None" = None,
+                 texts: dict[str, tuple[str, str]] | None = None,
+                 aliases: dict[str, str] | None = None):
+        self.index = index
+        self._wh = wh
+        self._texts = texts
+        self._aliases: dict[str, str] = aliases or {}
+
+    @classmethod
+    def of(cls, wh: "Warehouse", *, rebuild: bool = False):
+        """Search over `wh`'s pages (the index persisted per snapshot that changed `pages`)."""
+        snap = pages_snapshot(wh)
+        folder = index_dir(wh.root, snap)
+        index = None if rebuild else load(folder)
+        texts, aliases = None, {}
+        if index is None:
+            texts = read_pages(wh, aliases)
+            index = build(list(texts), [t for t, _ in texts.values()],
+                          [x for _, x in texts.values()], snap)
+            save(index, folder)
+            log.info("built the BM25 index of %d pages for snapshot %d", len(texts), snap)
+        return cls(index, wh, texts, aliases)
+
+    @classmethod
+    def from_pages(cls, pages: dict[str, tuple[str, str]]):
+        """Search over in-memory pages {url: (title, text)} (not persisted; tests, small sites)."""
+        index = build(list(pages), [t for t, _ in pages.values()],
+                      [x for _, x in pages.values()], -1)
+        return cls(index, None, dict(pages))
+
+    @property
+    def urls(self) -> list[str]:
+        return self.index.urls
+
+    def search(self, query: str, k: int = 5) -> list[PageHit]:
+        """The `k` best pages for `query` with a positive BM25 score, best first."""
+        return [PageHit(self.index.urls[d], self.index.titles[d], score)
+                for d, score in self.index.search(query, k)]
+
+    def page(self, url: str) -> tuple[str, str]:
+        """(title, full stored text) of a page, by its URL or its final URL; KeyError if absent."""
+        texts = self._load_texts()
+        key = url if url in texts else self._aliases.get(url)
+        if key is None:
+            raise KeyError(f"no stored page {url}")
+        return texts[key]
+
+    def _load_texts(self) -> dict[str, tuple[str, str]]:
+        if self._texts is None:
+            if self._wh is None:
+                raise KeyError("no stored pages")
+            self._texts = read_pages(self._wh, self._aliases)
+        return self._texts
+
+
+def read_pages(wh: "Warehouse", aliases: dict[str, str] | None = None) -> dict[str, tuple[str, str]]:
+    """{url: (title, text)} of every stored page (latest fetch), in URL order; `aliases`
+    receives final URL -> URL where a fetch was redirected."""
+    out: dict[str, tuple[str, str]] = {}
+    for row in wh.sql(_LATEST_PAGES).to_pylist():
+        out[row["url"]] = (row["title"] or "", row["text"] or "")
+        if aliases is not None and row["final_url"] and row["final_url"] != row["url"]:
+            aliases[row["final_url"]] = row["url"]
+    return out
