@@ -9,13 +9,17 @@ a coarser answer than asked ("the 1930s" for 1934), or a number run into letters
 splitting of the judging mode reads as "ne 7 ka"). :func:`refusal` names the form, or
 returns "" when the answer offers one candidate.
 
-A candidate is a part of the answer, cut at list separators (``, ; / | &``,
-"and", "or", "nor", "either", brackets, newlines, bullets, JSON arrays), that is
-of the gold's type (:func:`answer_type`): a year, number or date for such golds,
-a capitalised word for a title-case name, any content word not in the question
-for the rest. Occurrences of the gold and its aliases are cut out first, so
-"Simon & Garfunkel" or "10–12 years" stay one candidate. Several candidates are
-refused only when they are different answers: "330 m (1,083 ft)" is one.
+A candidate is a part of the answer, cut at list separators (``; / | &``, "and",
+"or", "nor", "either", newlines, bullets, JSON arrays) and, within those, at
+apposition (a comma, brackets, a spaced dash), that has a word neither the
+question's, an answer frame's, a hedge nor a function word, whatever its type
+(issue 29: "Iran & a breaded chicken patty" is two). Occurrences of the gold and
+its aliases are cut out first, so "Simon & Garfunkel" or "10–12 years" stay one
+candidate. Several candidates are refused only when they are different answers:
+"330 m (1,083 ft)" is one, and so is a right part with its qualifiers in
+apposition (:func:`_qualifies`: "Paris, France", "Monday, April 7, 2016",
+"Geoffrey Palmer, OBE"). The gold's type (:func:`answer_type`) still decides
+runs, ranges, zero padding and gluing.
 """
 
 from __future__ import annotations

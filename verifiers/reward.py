@@ -2,8 +2,8 @@
 
 - ``"reward"`` (default): every equivalence of the judging mode (aliases, number,
   unit, date and name forms, math-verify), but a final answer that offers several
-  candidates of the answer's type, pads it, or answers more coarsely than a year or
-  date gold earns 0 with its own rule (``refused_list``, ``refused_range``,
+  candidates of any types (the lines after an "Answer:" line included), pads it, or
+  answers more coarsely than a year or date gold earns 0 with its own rule (``refused_list``, ``refused_range``,
   ``refused_repeat``, ``refused_zero_padding``, ``refused_padding``,
   ``refused_coarse``; see candidates.py), so training metrics show what a policy tries.
 - ``"strict"``: SQuAD-normalised exact match with the gold or an alias, nothing else.
