@@ -63,21 +63,30 @@ def serve_model(
 
     Clients use --endpoint http://HOST:PORT/v1 --model NAME.
     """
-    import os
+    import signal
     import subprocess
 
     from datagen.models import resolve_model
-    from training.engines.vllm_server import server_command
+    from training.engines.vllm_server import server_command, stop_server
     cmd = server_command(resolve_model(name), host=host, port=port, max_model_len=max_model_len,
                          served_model_name=name)
     typer.echo(f"serving {name} at http://{host}:{port}/v1 (model name {name!r}); Ctrl-C to "
                "stop", err=True)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    # Its own process group (no dev weight-reload routes): stopping it stops vLLM's engine
+    # processes too, which a kill of the API server alone would leave behind.
+    proc = subprocess.Popen(cmd, start_new_session=True)
     try:
-        code = subprocess.call(cmd, env=dict(os.environ))  # no dev (weight-reload) routes
+        code = proc.wait()
     except KeyboardInterrupt:
+        stop_server(proc)
         code = 0
-    if code not in (0, -2, 130):
+    if code != 0:
         raise typer.Exit(code)
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 @dataclass(frozen=True)
