@@ -70,3 +70,13 @@ def test_dead_endpoint_is_one_line_and_loses_nothing(crawled, capsys):
     assert err[-1].startswith("error: LLM endpoint http://127.0.0.1:9/v1 is not usable")
     assert not any("Traceback" in line for line in err)
     assert counts(crawled) == before
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["build", "--backend", "llm"], "--backend llm needs --model NAME"),
+    (["build", "--backend", "vllm", "--model", NAME], "--backend vllm: use embedded or llm"),
+])
+def test_build_backend_mistakes_are_one_line(argv, says, fake_vllm, tmp_path, capsys):
+    assert main(argv + ["--warehouse", str(tmp_path / "wh")]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {says}"
+    assert fake_vllm == []
