@@ -1,4 +1,5 @@
-"""CLI command `datagen eval` (kept light to import; the logic is in training/evaluate.py)."""
+"""CLI command `datagen eval` (kept light to import): policies come from training/policies.py,
+running and scoring them from training/evaluate.py."""
 
 from __future__ import annotations
 
