@@ -177,3 +177,31 @@ def test_an_endpoint_runs_the_training_agent_loop():
     assert (r["answer"], r["turns"], r["tool_calls"], r["reward"]) == ("1934", 2, 1, 1.0)
     assert json.loads(r["transcript"])[1]["content"].startswith("Varo Bridge | http://w/a")
     assert (cut[0]["answer"], cut[0]["reward"], cut[0]["turns"]) == (None, 0.0, 3)
+
+
+def test_the_cli_evaluates_an_endpoint_over_warehouse_pages(tmp_path, capsys):
+    """`datagen eval --policy endpoint`: parse, build the policy in training, run, print."""
+    import datetime as dt
+
+    import warehouse
+    from datagen.cli import main
+    from tests.llm.loopback import LoopbackLLM
+    from warehouse import PageRecord
+
+    now = dt.datetime.now(dt.timezone.utc)
+    with warehouse.open(tmp_path / "wh") as wh:
+        wh.append([PageRecord(url=u, title=t, text=x, content_hash=u, fetched_at=now)
+                   for u, (t, x) in PAGES.items()])
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"id": "q1", "question": "When did the Varo Bridge open?", "answers": ["1934"]}\n')
+
+    def respond(body):
+        seen = body["messages"][-1]["content"]
+        return "<answer>1934</answer>" if "1934" in seen else "<search>Varo Bridge</search>"
+
+    with LoopbackLLM(respond) as server:
+        assert main(["eval", "--questions", str(q), "-w", str(tmp_path / "wh"), "--policy",
+                     "endpoint", "--endpoint", server.base_url, "--model", "loopback",
+                     "--out", str(tmp_path / "out"), "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)["all"]
+    assert (got["reward_avg@1"], got["turns"], got["tool_calls"]) == (1.0, 2.0, 1.0)
