@@ -146,3 +146,11 @@ def test_a_bad_model_name_is_one_line_and_loses_nothing(argv, models_root, wh, t
         assert again.sql("SELECT count(*) AS n FROM runs").to_pylist() == before
     finally:
         again.close()
+
+
+def test_serve_model_refuses_a_context_longer_than_the_models(models_root, capsys):
+    folder = fake_pulled(models_root)
+    (folder / "config.json").write_text('{"max_position_embeddings": 8192}')
+    assert main(["serve-model", NAME, "--max-model-len", "9000"]) == 2
+    assert "--max-model-len 9000 is longer than the model's context length 8192" in \
+        one_line_error(capsys)
