@@ -120,3 +120,14 @@ def test_relative_links_resolve(doc):
 def test_links_skip_urls_anchors_and_code():
     text = "[a](x.md) [b](https://e.org) [c](#top) ![d](img/p.png \"t\") `[e](no.md)`\n```\n[f](no.md)\n```\n"
     assert relative_links(text) == ["x.md", "img/p.png"]
+
+
+def test_experiments_index_lists_every_study():
+    studies = sorted(p.name for p in (REPO / "docs" / "experiments").glob("*.md") if p.name != "README.md")
+    assert studies, "docs/experiments/ holds no study"
+    undated = [s for s in studies if not re.match(r"^\d{4}-\d{2}-\d{2}-[a-z0-9-]+\.md$", s)]
+    assert not undated, f"study files are named YYYY-MM-DD-topic.md: rename {', '.join(undated)}"
+    index = set(relative_links((REPO / "docs" / "experiments" / "README.md").read_text()))
+    unlisted = [s for s in studies if s not in index]
+    assert not unlisted, (f"docs/experiments/README.md does not link {', '.join(unlisted)}: add a "
+                          f"line for each to its table")
