@@ -15,10 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field
 if TYPE_CHECKING:
     from datagen.llm import EndpointConfig
 
-ENDPOINT_FIELDS = ("endpoint", "model", "api_key_env", "max_concurrency", "max_calls",
-                   "max_tokens")
-
-
 class EndpointSpec(BaseModel):
     """An OpenAI-compatible endpoint (e.g. `vllm serve`), the model there, and its budget."""
 
@@ -35,7 +31,7 @@ class EndpointSpec(BaseModel):
 
     def endpoint_values(self) -> dict[str, object]:
         """The endpoint fields alone (what a stage config takes from the build's `model:`)."""
-        return {k: getattr(self, k) for k in ENDPOINT_FIELDS}
+        return {k: getattr(self, k) for k in EndpointSpec.model_fields}
 
 
 def client_config(spec: EndpointSpec, **settings: object) -> "EndpointConfig":

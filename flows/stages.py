@@ -69,21 +69,21 @@ def stage_key(stage: str, root: str, cfg: dict[str, Any], snapshot: int) -> str:
     return f"datagen-{stage}-{config_hash([root, cfg])}-s{snapshot}"
 
 
-def input_snapshot(wh, stage: str) -> int:
+def input_snapshot(wh: "Warehouse", stage: str) -> int:
     """The last snapshot that changed the stage's inputs (0 for the crawl: its input is the
     seed list, which is part of its config)."""
     tables = STAGES[stage].inputs
     return wh.last_changed(tables) if tables else 0
 
 
-def rows_present(wh, result: StageResult) -> bool:
+def rows_present(wh: "Warehouse", result: StageResult) -> bool:
     """Are the rows a (possibly cached) stage result claims still in the warehouse?"""
     if not result.run_id:
         return False
     return rows_of(wh, result.stage, result.run_id) == result.rows
 
 
-def rows_of(wh, stage: str, run_id: str) -> int:
+def rows_of(wh: "Warehouse", stage: str, run_id: str) -> int:
     """Rows of the stage's output table written by one run."""
     table = wh.sql(f"select count(*) as n from {STAGES[stage].output} where run_id = ?", [run_id])
     return int(table.column("n")[0].as_py())

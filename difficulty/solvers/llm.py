@@ -71,9 +71,10 @@ class LLMSolver:
         self.client.close()
 
 
-def make_llm_solver(wh: "Warehouse", cfg: "EndpointSpec", *, run_id: str = "", use_tools: bool = True) -> LLMSolver:
+def make_llm_solver(wh: "Warehouse", cfg: "EndpointSpec", *, run_id: str = "",
+                    use_tools: bool = True) -> LLMSolver:
     """An LLMSolver on `cfg.endpoint` / `cfg.model`, its calls accounted in `wh`."""
-    if not (cfg.endpoint and cfg.model):
+    if not cfg.has_endpoint():
         raise ValueError("--solver llm needs --endpoint URL and --model NAME "
                          "(e.g. --endpoint http://127.0.0.1:8000/v1 --model my-model)")
     from datagen.endpoint import client_config

@@ -74,3 +74,20 @@ def test_attempts_are_reproducible_per_question_and_seed(wh, rates):
             [x["seed"] for x in json.loads(r["details"])["attempts"]])
     assert all(s1 != s2 for s1, s2 in per_q.values())
     assert [x["i"] for x in a["q000"]] == [0, 1, 2, 3]
+
+
+def test_the_llm_solver_gets_the_band_configs_key_and_budget(wh, monkeypatch):
+    """`solver: llm` reaches the endpoint with the key variable, concurrency and budgets of
+    its BandConfig (it used to get only the URL and the model name)."""
+    from difficulty.solvers.llm import make_llm_solver
+    monkeypatch.setenv("BAND_TEST_KEY", "sk-test")
+    cfg = BandConfig(solver="llm", endpoint="http://127.0.0.1:9", model="m",
+                     api_key_env="BAND_TEST_KEY", max_concurrency=3, max_calls=7, max_tokens=900)
+    solver = make_llm_solver(wh, cfg, use_tools=False)
+    try:
+        ep = solver.client.endpoint
+        assert (ep.base_url, ep.api_key_env, ep.max_concurrency, ep.max_calls, ep.max_tokens) == \
+            ("http://127.0.0.1:9/v1", "BAND_TEST_KEY", 3, 7, 900)
+        assert solver.client._headers["Authorization"] == "Bearer sk-test"
+    finally:
+        solver.close()
