@@ -11,9 +11,9 @@ Decoupled PPO, per completion token t (A = advantage):
     l_t  = -w_t * min(u_t * A, clip(u_t, 1-ε_low, 1+ε_high) * A)
     loss = Σ_t l_t · keep_t / Σ_t loss_mask_t            # token-level mean
 
-Tokens with w_t > cap are dropped (keep_t = 0, AReaL's default) or, with
-`cap_mode="clamp"`, keep w_t = cap. The denominator counts the completion tokens before
-the cap drops any, so dropping tokens does not inflate the weight of the others.
+Tokens with w_t > cap are dropped (keep_t = 0, AReaL's default). The denominator counts
+the completion tokens before the cap drops any, so dropping tokens does not inflate the
+weight of the others.
 With logp_prox = logp_behav (w = 1) this is exactly PPO-clip.
 """
 
@@ -23,8 +23,8 @@ from typing import Any, Mapping
 
 import torch
 
-__all__ = ["decoupled_ppo_loss", "grpo_advantages", "kl_penalty", "make_ppo_loss_fn",
-           "sft_loss_fn", "masked_mean"]
+__all__ = ["decoupled_ppo_loss", "grpo_advantages", "make_ppo_loss_fn", "sft_loss_fn",
+           "masked_mean"]
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -37,8 +37,7 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (x * mask).sum() / mask.sum().clamp(min=1.0)
 
 
-def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6,
-                    scale_by_std: bool = True) -> torch.Tensor:
+def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """GRPO advantages for rewards shaped [groups, n]: (r - group mean) / (group std + eps).
 
     The std is the population std (divide by n). A group with all-equal rewards gets zeros.
@@ -47,28 +46,11 @@ def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6,
     tensor([[ 1.0000, -1.0000, -1.0000,  1.0000]])
     >>> grpo_advantages(torch.tensor([[1., 1.]]))
     tensor([[0., 0.]])
-    >>> grpo_advantages(torch.tensor([[2., 0.]]), scale_by_std=False)
-    tensor([[ 1., -1.]])
     """
     if rewards.dim() != 2:
         raise ValueError(f"rewards must be [groups, n], got shape {tuple(rewards.shape)}")
     centered = rewards - rewards.mean(dim=1, keepdim=True)
-    if not scale_by_std:
-        return centered
     return centered / (rewards.std(dim=1, keepdim=True, unbiased=False) + eps)
-
-
-def kl_penalty(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
-    """Per-token KL(π_θ || π_ref) estimate, the non-negative "k3" estimator of Schulman:
-    exp(ref - logp) - (ref - logp) - 1.
-
-    >>> kl_penalty(torch.tensor([-1.0]), torch.tensor([-1.0])).item()
-    0.0
-    >>> round(kl_penalty(torch.tensor([0.0]), torch.tensor([-1.0])).item(), 4)  # e^-1 + 1 - 1
-    0.3679
-    """
-    d = ref_logprobs - logprobs
-    return torch.exp(d) - d - 1.0
 
 
 def decoupled_ppo_loss(
@@ -81,9 +63,6 @@ def decoupled_ppo_loss(
     eps_low: float = 0.2,
     eps_high: float = 0.28,
     behav_cap: float | None = 5.0,
-    cap_mode: str = "mask",
-    ref_logprobs: torch.Tensor | None = None,
-    kl_coef: float = 0.0,
     denominator: torch.Tensor | float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Decoupled PPO loss (see the module docstring) and its statistics.
@@ -100,8 +79,6 @@ def decoupled_ppo_loss(
     >>> st["clip_fraction"]
     0.5
     """
-    if cap_mode not in ("mask", "clamp"):
-        raise ValueError(f"cap_mode must be 'mask' or 'clamp', got {cap_mode!r}")
     mask = loss_mask.to(logprobs.dtype)
     if advantages.dim() == 1:
         advantages = advantages[:, None].expand_as(logprobs)
@@ -116,26 +93,17 @@ def decoupled_ppo_loss(
     behav_w = torch.exp(prox_logprobs - behav_logprobs).detach()
     keep = mask
     if behav_cap is not None:
-        over = behav_w > behav_cap
-        if cap_mode == "mask":
-            keep = mask * (~over).to(mask.dtype)
-        else:
-            behav_w = behav_w.clamp(max=behav_cap)
+        keep = mask * (~(behav_w > behav_cap)).to(mask.dtype)  # a NaN weight is kept
     per_token = -behav_w * surrogate
-    if ref_logprobs is not None and kl_coef:
-        kl = kl_penalty(logprobs, ref_logprobs.detach())
-        per_token = per_token + kl_coef * kl
     loss = (per_token * keep).sum() / n_tokens
-    return loss, _ppo_stats(ratio, clipped, advantages, behav_w, mask, keep, logprobs,
-                            ref_logprobs)
+    return loss, _ppo_stats(ratio, clipped, advantages, behav_w, mask, keep)
 
 
-def _ppo_stats(ratio, clipped, advantages, behav_w, mask, keep, logprobs,
-               ref_logprobs) -> dict[str, float]:
+def _ppo_stats(ratio, clipped, advantages, behav_w, mask, keep) -> dict[str, float]:
     with torch.no_grad():
         # A token is "clipped" where the clipped branch is the one in the min (no gradient).
         was_clipped = ((ratio * advantages) > (clipped * advantages)).to(mask.dtype)
-        stats = {
+        return {
             "clip_fraction": masked_mean(was_clipped, mask).item(),
             "behav_capped_fraction": (1.0 - masked_mean(keep, mask)).item()
             if mask.sum() > 0 else 0.0,
@@ -143,20 +111,16 @@ def _ppo_stats(ratio, clipped, advantages, behav_w, mask, keep, logprobs,
             "behav_weight_mean": masked_mean(behav_w, mask).item(),
             "n_tokens": float(mask.sum().item()),
         }
-        if ref_logprobs is not None:
-            stats["kl_ref"] = masked_mean(kl_penalty(logprobs, ref_logprobs), mask).item()
-    return stats
 
 
 def make_ppo_loss_fn(eps_low: float = 0.2, eps_high: float = 0.28,
-                     behav_cap: float | None = 5.0, cap_mode: str = "mask",
-                     kl_coef: float = 0.0):
+                     behav_cap: float | None = 5.0):
     """A `loss_fn(logprobs, batch)` for `TrainEngine.train_batch`.
 
     The batch carries `loss_mask`, `advantages`, `behav_logprobs` (from the inference engine),
     optionally `prox_logprobs` (recomputed by the trainer before the update; defaults to
-    behav, i.e. plain PPO), `ref_logprobs` and a per-row `denominator` (total completion
-    tokens of the whole batch, so micro-batches average over the same count).
+    behav, i.e. plain PPO) and a per-row `denominator` (total completion tokens of the
+    whole batch, so micro-batches average over the same count).
     """
     def loss_fn(logprobs: torch.Tensor, batch: Mapping[str, Any]):
         behav = batch["behav_logprobs"]
@@ -164,8 +128,7 @@ def make_ppo_loss_fn(eps_low: float = 0.2, eps_high: float = 0.28,
         denom = batch.get("denominator")
         loss, stats = decoupled_ppo_loss(
             logprobs, prox, behav, batch["advantages"], batch["loss_mask"],
-            eps_low=eps_low, eps_high=eps_high, behav_cap=behav_cap, cap_mode=cap_mode,
-            ref_logprobs=batch.get("ref_logprobs"), kl_coef=kl_coef,
+            eps_low=eps_low, eps_high=eps_high, behav_cap=behav_cap,
             denominator=None if denom is None else denom.reshape(-1)[0])
         return loss, stats
     return loss_fn

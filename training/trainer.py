@@ -272,7 +272,7 @@ class _Trainer:
         }
         row.update(agent_metrics([t for t, _, _ in finished]))  # multi-turn episodes only
         row.update({k: stats[k] for k in ("loss", "clip_fraction", "behav_capped_fraction",
-                                          "ratio_mean", "grad_norm", "lr", "kl_ref")
+                                          "ratio_mean", "grad_norm", "lr")
                     if k in stats})
         row.update({k: round(v, 4) for k, v in timings.items()})
         return row
