@@ -63,7 +63,6 @@ def serve_model(
 
     Clients use --endpoint http://HOST:PORT/v1 --model NAME.
     """
-    import signal
     import subprocess
 
     from datagen.models import resolve_model
@@ -72,15 +71,15 @@ def serve_model(
                          served_model_name=name)
     typer.echo(f"serving {name} at http://{host}:{port}/v1 (model name {name!r}); Ctrl-C to "
                "stop", err=True)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
     # Its own process group (no dev weight-reload routes): stopping it stops vLLM's engine
     # processes too, which a kill of the API server alone would leave behind.
-    proc = subprocess.Popen(cmd, start_new_session=True)
-    try:
-        code = proc.wait()
-    except KeyboardInterrupt:
-        stop_server(proc)
-        code = 0
+    with _sigterm_interrupts():
+        proc = subprocess.Popen(cmd, start_new_session=True)
+        try:
+            code = proc.wait()
+        except KeyboardInterrupt:
+            stop_server(proc)
+            code = 0
     if code != 0:
         raise typer.Exit(code)
 
@@ -116,17 +115,35 @@ def served_endpoint(model: str, *, timeout_s: float = 900.0) -> Iterator[ServedE
     log = Path(tempfile.mkstemp(prefix=f"datagen-serve-{port}-", suffix=".log")[1])
     typer.echo(f"starting vLLM on {model} at 127.0.0.1:{port} (log {log})", err=True)
     start = time.monotonic()
+    with _sigterm_interrupts():
+        try:
+            proc = launch_server(path, port=port, log_file=log, timeout_s=timeout_s,
+                                 served_model_name=model)
+        except (RuntimeError, TimeoutError) as exc:
+            raise UserError(f"no local endpoint for {model}: {exc} (see {log})") from None
+        served = ServedEndpoint(model, f"http://127.0.0.1:{port}/v1", time.monotonic() - start,
+                                log)
+        typer.echo(f"vLLM up in {served.start_s:.0f} s", err=True)
+        try:
+            yield served
+        finally:
+            stop_server(proc)
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt meanwhile, so `finally` stops the server we started
+    (by default SIGTERM ends the process at once and leaves vLLM running)."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        proc = launch_server(path, port=port, log_file=log, timeout_s=timeout_s,
-                             served_model_name=model)
-    except (RuntimeError, TimeoutError) as exc:
-        raise UserError(f"no local endpoint for {model}: {exc} (see {log})") from None
-    served = ServedEndpoint(model, f"http://127.0.0.1:{port}/v1", time.monotonic() - start, log)
-    typer.echo(f"vLLM up in {served.start_s:.0f} s", err=True)
-    try:
-        yield served
+        yield
     finally:
-        stop_server(proc)
+        signal.signal(signal.SIGTERM, old)
 
 
 def _free_port() -> int:

@@ -81,3 +81,16 @@ def test_build_backend_mistakes_are_one_line(argv, says, fake_vllm, tmp_path, ca
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {says}") and len(err.splitlines()) == 1
     assert fake_vllm == []
+
+
+def test_sigterm_while_serving_unwinds_so_the_server_is_stopped():
+    """SIGTERM becomes KeyboardInterrupt, so served_endpoint's `finally` stops vLLM."""
+    import os
+    import signal
+    import time
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt):
+        with cli_model._sigterm_interrupts():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # interrupted at once
+    assert signal.getsignal(signal.SIGTERM) is before
