@@ -97,8 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     from verifiers import LLMJudge
     results, timing = {}, {}
     with endpoint(a.endpoint) as (url, start_s):
+        # A fixed, generous attempt timeout: this measures the verdicts, not how the client
+        # copes with a server starved by other work on the machine.
         ep = EndpointConfig(base_url=url, model=a.model if a.endpoint else NAME, send_seed=False,
-                            max_concurrency=a.workers, cache=False)
+                            max_concurrency=a.workers, cache=False, timeout_s=180)
         with ChatClient(ep) as client:
             judge = LLMJudge(client, max_tokens=16)
             for name, pairs in sets.items():
