@@ -65,7 +65,7 @@ def config(eta: int, steps: int, latency_median: float, inference: str,
                     "tool_latency_median_s": latency_median, "tool_latency_sigma": 1.2,
                     "vllm_kwargs": {"max_model_len": 512} if inference == "vllm" else {}},
         "loss": {"ppo_minibatches": 1},
-        "engine": {"lr": 0.0005, "micro_batch_size": 64, "build_shm_op": False},
+        "engine": {"lr": 0.0005, "micro_batch_size": 64},
     }
 
 
@@ -195,7 +195,7 @@ def multiturn_config(eta: int, steps: int, latency_median: float, inference: str
         # whether and when they answer, so RL has a signal and the policy moves as it trains
         "agent": {**AGENT, "format_reward": 0.1},
         "loss": {"ppo_minibatches": 1},
-        "engine": {"lr": 0.0001, "micro_batch_size": 8, "build_shm_op": False},
+        "engine": {"lr": 0.0001, "micro_batch_size": 8},
     }
 
 

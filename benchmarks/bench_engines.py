@@ -67,7 +67,7 @@ def bench_train(model_dir: Path, n: int, length: int, steps: int) -> tuple[float
 
     batch = _batch(n, length, 500)
     tokens = int(batch["attention_mask"].sum())
-    cfg = DeepSpeedEngineConfig(micro_batch_size=n, lr=1e-5, grad_clip=1.0, build_shm_op=False)
+    cfg = DeepSpeedEngineConfig(micro_batch_size=n, lr=1e-5)   # clips at norm 1.0
     ds = DeepSpeedTrainEngine(model_dir, cfg)
     model = load_causal_lm(model_dir).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
@@ -93,7 +93,7 @@ def bench_update(model_dir: Path, export_roots: list[Path], reps: int) -> list[f
     from training.engines.deepspeed_engine import DeepSpeedEngineConfig, DeepSpeedTrainEngine
     from training.engines.vllm_engine import VLLMInferenceEngine
 
-    trainer = DeepSpeedTrainEngine(model_dir, DeepSpeedEngineConfig(build_shm_op=False))
+    trainer = DeepSpeedTrainEngine(model_dir, DeepSpeedEngineConfig())
     engine = VLLMInferenceEngine(model_dir, max_model_len=256)
     medians, version = [], 0
     try:

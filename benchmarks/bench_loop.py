@@ -127,7 +127,7 @@ def config(steps: int, n_copy: int, eval_size: int, reband_every: int, seed: int
                     "max_in_flight": BATCH, "max_staleness": 1, "max_new_tokens": 4,
                     "reward": "strict"},
         "loss": {"ppo_minibatches": 1},
-        "engine": {"lr": 0.0005, "micro_batch_size": BATCH, "build_shm_op": False},
+        "engine": {"lr": 0.0005, "micro_batch_size": BATCH},
         "loop": {"reband_every": reband_every, "explore_share": 0.1},
     }
 

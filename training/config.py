@@ -175,8 +175,6 @@ class LoopConfig(_Strict):
     reband_every: int = Field(0, ge=0, description="re-band the questions this run rolled out "
                               "from their rollouts every K steps (difficulty rows with source "
                               "'training'); 0 = off, and then nothing below applies")
-    rollout_window: int = Field(1, ge=0, description="a question's band comes from its rollouts "
-                                "in its last N policy versions (0 = all pooled)")
     explore_share: float = Field(0.1, ge=0, lt=1, description="ε: share of draws from the "
                                  "bands data.band_weights excludes (e.g. too_easy, too_hard), so "
                                  "a question there can come back when the policy changes")
@@ -193,11 +191,8 @@ class EngineConfig(_Strict):
     precision: Literal["fp32", "bf16"] = Field("fp32", description="training precision (the "
                                                "weights for inference are exported in fp32)")
     micro_batch_size: int = Field(8, ge=1, description="sequences per forward/backward")
-    lr: float = Field(1e-3, gt=0, description="AdamW learning rate (the tiny models' scale)")
-    grad_clip: float = 1.0
-    warmup_steps: int = Field(0, ge=0, description="linear LR warm-up, then constant")
-    build_shm_op: bool = Field(False, description="True builds DeepSpeed's CPU comm op (a "
-                               "30-55 s JIT on first use; one process does not need it)")
+    lr: float = Field(1e-3, gt=0, description="AdamW learning rate (the tiny models' scale), "
+                      "constant; gradients are clipped at norm 1")
 
 
 # Keys that were tried and dropped, with what to write instead: one line, not a traceback.
@@ -216,6 +211,11 @@ _DROPPED = {
     "engine.weight_decay": "AdamW runs without weight decay: remove it",
     "engine.betas": "AdamW runs with its default betas: remove it",
     "engine.eps": "AdamW runs with its default eps: remove it",
+    "engine.grad_clip": "gradients are clipped at norm 1.0: remove it",
+    "engine.warmup_steps": "the learning rate is constant (no warm-up): remove it",
+    "engine.build_shm_op": "DeepSpeed's CPU comm op is never built (no run needed it): remove it",
+    "loop.rollout_window": "a question's band comes from its rollouts in the last policy "
+                           "version: remove it",
     "rollout.top_p": "sampling is plain temperature sampling: remove it",
     "rollout.max_failed_fraction": "the run stops when over half a step's episodes raise: "
                                    "remove it",

@@ -83,8 +83,7 @@ class BandLoop:
         from difficulty.config import BandConfig
         from difficulty.reband import run_reband
 
-        cfg = BandConfig(from_rollouts=self.run_id, rollout_window=self.cfg.rollout_window,
-                         plot=False)
+        cfg = BandConfig(from_rollouts=self.run_id, plot=False)   # each question's last version
         summary = run_reband(self.wh, cfg, parent_run_id=self.run_id)
         self.rebands += 1
         logger.info("re-band %d: %d questions, %s", self.rebands, summary.banded,

@@ -70,7 +70,7 @@ class _Trainer:
 
         cfg, run_dir = self.cfg, self.run_dir
         # First of all: under the DeepSpeed launcher the ranks must agree on who leads.
-        init_distributed(cfg.engine.build_shm_op)
+        init_distributed()
         rank, world = rank_and_world()
         if rank != 0:
             return await self._follow(rank)

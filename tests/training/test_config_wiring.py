@@ -8,7 +8,7 @@ from training.config import load_config
 def test_model_and_rollout_keys_reach_what_they_configure(tmp_path, monkeypatch):
     """tiny_tied_embeddings ties the built model; eval_temperature is the held-out
     workflow's; tool_latency_median_s/_sigma draw a per-episode latency; vllm_kwargs go to
-    the vLLM engine; the agent's max_observation_tokens to the agent; grad_clip to DeepSpeed."""
+    the vLLM engine; the agent's max_observation_tokens to the agent; zero_stage to DeepSpeed."""
     from types import SimpleNamespace
 
     import training.engines.vllm_engine as vllm_engine
@@ -22,7 +22,7 @@ def test_model_and_rollout_keys_reach_what_they_configure(tmp_path, monkeypatch)
         "rollout": {"eval_temperature": 0.6, "tool_latency_median_s": 0.01,
                     "tool_latency_sigma": 0.5, "inference": "vllm",
                     "vllm_kwargs": {"max_model_len": 256}},
-        "agent": {"max_observation_tokens": 7}, "engine": {"grad_clip": 0.5}})
+        "agent": {"max_observation_tokens": 7}, "engine": {"zero_stage": 1}})
     path = _model_path(cfg, tmp_path)
     assert load_causal_lm(path, "float32").config.tie_word_embeddings
     train, ev = _workflows(cfg, load_tokenizer(path))
@@ -35,4 +35,4 @@ def test_model_and_rollout_keys_reach_what_they_configure(tmp_path, monkeypatch)
     assert make_inference_engine(cfg, path, 0) == "engine" and seen == {"max_model_len": 256}
     assert agent_settings(cfg)["max_observation_tokens"] == 7
     ds = DeepSpeedTrainEngine._ds_config(SimpleNamespace(config=cfg.engine))
-    assert ds["gradient_clipping"] == 0.5
+    assert ds["zero_optimization"]["stage"] == 1 and ds["gradient_clipping"] == 1.0

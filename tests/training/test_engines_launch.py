@@ -82,6 +82,6 @@ def test_the_engine_names_the_missing_rendezvous_instead_of_setting_it(monkeypat
     for key in ("RANK", "LOCAL_RANK"):
         monkeypatch.delenv(key, raising=False)
     with pytest.raises(RuntimeError, match="RANK, LOCAL_RANK .*lone_process_env"):
-        init_distributed(build_shm_op=False)
+        init_distributed()
     import os
     assert "RANK" not in os.environ and "LOCAL_RANK" not in os.environ

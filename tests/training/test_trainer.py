@@ -17,7 +17,7 @@ SMALL = {
     "rollout": {"batch_size": 8, "group_size": 4, "max_in_flight": 8, "max_staleness": 1,
                 "max_new_tokens": 4},
     "loss": {"ppo_minibatches": 2},
-    "engine": {"lr": 0.01, "micro_batch_size": 8, "build_shm_op": False},
+    "engine": {"lr": 0.01, "micro_batch_size": 8},
 }
 
 

@@ -34,6 +34,7 @@ _CKPT_TAG = "state"
 __all__ = ["DeepSpeedEngineConfig", "DeepSpeedTrainEngine", "init_distributed",
            "lone_process_env", "token_logprobs"]
 
+GRAD_CLIP = 1.0   # global gradient-norm clip of every step
 LAUNCHER_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK")
 
 
@@ -55,14 +56,14 @@ def lone_process_env(environ: Mapping[str, str] | None = None) -> dict[str, str]
     return missing
 
 
-def init_distributed(build_shm_op: bool = True) -> None:
+def init_distributed() -> None:
     """Initialise torch.distributed for DeepSpeed, from the launcher's variables."""
     import torch
     import deepspeed
 
-    if not build_shm_op:
-        # Through importlib: `import deepspeed.comm.torch` resolves to torch's own module.
-        importlib.import_module("deepspeed.comm.torch").build_shm_op = lambda: None
+    # DeepSpeed's CPU comm op is a 30-55 s JIT on first use that no run (one process or
+    # several on gloo) needs. Through importlib: `import deepspeed.comm.torch` is torch's.
+    importlib.import_module("deepspeed.comm.torch").build_shm_op = lambda: None
     if torch.distributed.is_initialized():
         return
     missing = [k for k in LAUNCHER_VARS if k not in os.environ]
@@ -97,15 +98,14 @@ class DeepSpeedTrainEngine:
         self.config = config or DeepSpeedEngineConfig()
         self.temperature = temperature
         self.model_path = Path(model_path)
-        init_distributed(self.config.build_shm_op)
+        init_distributed()
         self.rank = torch.distributed.get_rank()
         self.world = torch.distributed.get_world_size()
         self.tokenizer = load_tokenizer(model_path)
         model = load_causal_lm(model_path, "float32")
         optimizer = torch.optim.AdamW(model.parameters(), lr=self.config.lr, weight_decay=0.0)
-        warmup = self.config.warmup_steps
-        scheduler = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0)
+        # A constant schedule: its step puts the base lr back after a `set_lr` override.
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
         self.engine, _, _, self.scheduler = deepspeed.initialize(
             model=model, optimizer=optimizer, lr_scheduler=scheduler,
             config=self._ds_config())
@@ -122,7 +122,7 @@ class DeepSpeedTrainEngine:
             "train_micro_batch_size_per_gpu": c.micro_batch_size,
             "gradient_accumulation_steps": 1,
             "managed_gradient_accumulation": False,
-            "gradient_clipping": c.grad_clip,
+            "gradient_clipping": GRAD_CLIP,
             "zero_optimization": {"stage": c.zero_stage},
             "zero_allow_untested_optimizer": True,
             "bf16": {"enabled": c.precision == "bf16"},
