@@ -17,14 +17,15 @@ from verifiers.normalize import squad_normalize
 from verifiers.candidates import answer_type
 from verifiers.reward import REWARD_MODES, RewardResult, reward, score_response
 from verifiers.runner import CheckTally, ChecksSummary, default_checks, run_check, run_checks
-from verifiers.uniqueness import UniqueAnswer
+from verifiers.uniqueness import PageWords, UniqueAnswer, question_terms
 
 __all__ = [
     "is_equivalent", "score_answer", "EquivalenceScore", "token_f1", "squad_normalize",
     "extract_final_answer", "math_equivalent", "MathTimeout",
     "reward", "score_response", "RewardResult", "REWARD_MODES", "answer_type", "LLMJudge", "JudgeError",
     "Check", "QuestionCheck", "CheckContext", "CheckResult", "PageSearch", "AlternativesJudge",
-    "WellFormed", "AnswerNotLeaked", "Grounded", "UniqueAnswer", "NearDuplicates",
+    "WellFormed", "AnswerNotLeaked", "Grounded", "UniqueAnswer", "PageWords", "question_terms",
+    "NearDuplicates",
     "SentenceEmbedder", "Decontamination", "ContaminationIndex", "DEFAULT_BENCHMARKS",
     "run_checks", "run_check", "default_checks", "ChecksSummary", "CheckTally",
 ]

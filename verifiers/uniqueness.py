@@ -34,15 +34,24 @@ from verifiers.normalize import canonical_tokens, content_words
 log = logging.getLogger(__name__)
 
 
+NOT_CONTENT = frozenset({"name", "called", "known"})  # "what is the name of ..." says nothing
+
+
+def question_terms(text: str) -> set[str]:
+    """The content words a rival page must hold to satisfy `text` too."""
+    return set(content_words(canonical_tokens(text))) - NOT_CONTENT
+
+
 @dataclass
-class _PageWords:
-    """The page search the check was given (or the warehouse's own), with each page's
-    canonical word set computed on first use."""
+class PageWords:
+    """A page search with each page's canonical word set computed on first use: what the
+    unique-answer check and the composer's uniqueness test measure coverage with."""
 
     pages: PageSearch
     _words: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def hits(self, query: str, k: int) -> list[tuple[str, str]]:
+        """(url, title) of the best `k` pages for `query`."""
         return [(h.url, h.title) for h in self.pages.search(query, k)]
 
     def words_of(self, url: str) -> frozenset[str]:
@@ -55,8 +64,10 @@ class _PageWords:
             self._words[url] = frozenset(canonical_tokens.__wrapped__(f"{title} {text}").words)
         return self._words[url]
 
-    def page_words(self, urls: set[str]) -> frozenset[str]:
-        return frozenset().union(*(self.words_of(u) for u in urls))
+    def coverage(self, terms: set[str], urls: set[str]) -> float:
+        """The share of `terms` that the pages `urls` hold between them."""
+        held = frozenset().union(*(self.words_of(u) for u in urls))
+        return len(terms & held) / len(terms)
 
 
 @dataclass
@@ -79,20 +90,20 @@ class UniqueAnswer:
                                "or an LLM judge")
         else:
             pages = StoredPages.of(ctx.wh)
-        index = _PageWords(pages)
+        index = PageWords(pages)
         return [self._offline(q, index) for q in questions]
 
-    def _offline(self, q: QuestionRecord, index: _PageWords) -> CheckResult:
-        terms = set(content_words(canonical_tokens(q.question))) - {"name", "called", "known"}
+    def _offline(self, q: QuestionRecord, index: PageWords) -> CheckResult:
+        terms = question_terms(q.question)
         if not terms:
             return fail("question has no content words to search with")
         own = {e.url for e in q.evidence} | set(q.source_urls)
-        own_cov = len(terms & index.page_words(own)) / len(terms)
+        own_cov = index.coverage(terms, own)
         alternatives = []
         for url, title in index.hits(q.question, self.top_k):
             if url in own or is_equivalent(title, q.answer, q.answer_aliases):
                 continue
-            cov = len(terms & index.words_of(url)) / len(terms)
+            cov = index.coverage(terms, {url})
             if cov >= self.min_coverage and cov >= own_cov:
                 alternatives.append({"title": title, "url": url, "coverage": round(cov, 3)})
         if alternatives:

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from datagen.seeds.chain import Chain, Literal, Node, render_value
 from datagen.seeds.store import FactStore
 from warehouse import QuestionRecord
+
+if TYPE_CHECKING:
+    from datagen.tools import PageTools
+    from verifiers import PageWords
 
 SEARCH_K = 10
 MIN_COVERAGE = 0.8
@@ -26,8 +30,8 @@ MIN_COVERAGE = 0.8
 class Validator:
     store: FactStore
     page_texts: dict[str, str]          # url -> whitespace-squashed stored text
-    tools: Any = None                   # datagen.tools.PageTools for search-judged uniqueness
-    _words: dict = field(default_factory=dict, repr=False)   # url -> canonical word set
+    tools: "PageTools | None" = None    # for search-judged uniqueness
+    _words: "PageWords | None" = field(default=None, repr=False)   # the tools' word sets
     _states: dict = field(default_factory=dict, repr=False)  # (quote, answer) -> bool
 
     def check(self, chain: Chain) -> str:
@@ -79,13 +83,19 @@ class Validator:
         for node in _described(chain.root):
             text = render_value(node)
             sources = {c.evidence.url for c in node.clauses}   # pages quoted for it
-            alt = ambiguous(self.tools, text, node.url, sources, self._words)
+            alt = ambiguous(self._page_words(), text, node.url, sources)
             checked.append({"description": text, "alternatives": alt[:3]})
             if alt:
                 chain.uniqueness = {"method": "search", "k": SEARCH_K, "checked": checked}
                 return "description_not_unique"
         chain.uniqueness = {"method": "search", "k": SEARCH_K, "checked": checked}
         return ""
+
+    def _page_words(self) -> "PageWords":
+        if self._words is None:
+            from verifiers import PageWords
+            self._words = PageWords(self.tools)
+        return self._words
 
 
 def _described(node: Node) -> list[Node]:
@@ -96,26 +106,19 @@ def _described(node: Node) -> list[Node]:
     return out
 
 
-def ambiguous(tools: Any, description: str, own_url: str,
-              sources: set[str] = frozenset(), cache: dict | None = None) -> list[str]:
+def ambiguous(words: "PageWords", description: str, own_url: str,
+              sources: set[str] = frozenset()) -> list[str]:
     """Titles of other stored pages that satisfy `description` about as well as its own page
-    (pages the description is quoted from are not rivals: they hold its words by design)."""
-    from verifiers.normalize import canonical_tokens, content_words
-    terms = set(content_words(canonical_tokens(description))) - {"name", "called", "known"}
+    (pages the description is quoted from are not rivals: they hold its words by design);
+    the unique-answer check's coverage test (verifiers.uniqueness), on one description."""
+    from verifiers import question_terms
+    terms = question_terms(description)
     if not terms:
         return []
-
-    cache = {} if cache is None else cache
-
-    def coverage(url: str) -> float:
-        if url not in cache:
-            title, text = tools.page(url)
-            cache[url] = frozenset(canonical_tokens.__wrapped__(f"{title} {text}").words)
-        return len(terms & cache[url]) / len(terms)
-    own = coverage(own_url) if own_url in tools.urls else 0.0
-    return [h.title for h in tools.search(description, SEARCH_K)
-            if h.url != own_url and h.url not in sources
-            and (cov := coverage(h.url)) >= MIN_COVERAGE and cov >= own]
+    own = words.coverage(terms, {own_url})   # 0 when the page is not stored
+    return [title for url, title in words.hits(description, SEARCH_K)
+            if url != own_url and url not in sources
+            and (cov := words.coverage(terms, {url})) >= MIN_COVERAGE and cov >= own]
 
 
 def _leaks(chain: Chain) -> bool:
