@@ -18,8 +18,8 @@ Groups whose rewards are all equal carry no GRPO signal and are dropped
 An episode that raises (the reward, an inference request, a tool) fails alone: its group is
 dropped at once (running siblings cancelled) and counted as `dropped_failed/<ExceptionType>`.
 Only systematic failures stop training, with one `TrainingFailed` from `get_batch`: the
-inference engine unreachable (`engine_unreachable`, at the first such episode), or more than
-`max_failed_fraction` of a step's episodes failing (counted over the episodes that ended
+inference engine unreachable (`training/failures.py`, at the first such episode), or more than
+half of a step's episodes failing (counted over the episodes that ended
 since the last batch, and never over fewer than a batch, so that a few early failures do not
 read as a majority).
 
@@ -42,54 +42,21 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
 from training.api import TrainingFailed, Trajectory
+from training.failures import describe, engine_unreachable, unreachable_message
 
 logger = logging.getLogger(__name__)
 
 EpisodeFn = Callable[[Any], Awaitable["Trajectory | None"]]
+MAX_FAILED_FRACTION = 0.5   # more of a step's episodes failing than this stops the run
 
 
 class ItemSource(Protocol):
     def next_item(self) -> Any | None: ...      # None = no more items (for now)
-
-
-def engine_unreachable(exc: BaseException | None) -> bool:
-    """Did `exc` (or an exception it was raised from) fail to connect to the inference engine?
-
-    Such a failure is systematic (every episode will meet it), unlike an error in one
-    response.
-
-    >>> engine_unreachable(RuntimeError("boom")), engine_unreachable(ConnectionRefusedError())
-    (False, True)
-    """
-    return _connect_error(exc) is not None
-
-
-def unreachable_message(exc: BaseException) -> str:
-    """'the inference engine is unreachable (ConnectError: ... at URL)' for one-line errors."""
-    found = _connect_error(exc) or exc
-    try:
-        where = f" at {found.request.url}"     # httpx errors know their request
-    except (AttributeError, RuntimeError):
-        where = ""
-    return f"the inference engine is unreachable ({describe(found)}{where})"
-
-
-def _connect_error(exc: BaseException | None) -> BaseException | None:
-    httpx = sys.modules.get("httpx")    # only loaded where a remote engine is used
-    connect = (ConnectionError,) + ((httpx.ConnectError, httpx.ConnectTimeout) if httpx else ())
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, connect):
-            return exc
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return None
 
 
 @dataclass
@@ -121,7 +88,7 @@ class RolloutBatch:
 class RolloutController:
     def __init__(self, episode_fn: EpisodeFn, source: ItemSource, *, batch_size: int,
                  group_size: int, max_in_flight: int, eta: int, version: int = 0,
-                 late_groups: str = "wait", max_failed_fraction: float = 0.5,
+                 late_groups: str = "wait",
                  is_fatal: Callable[[BaseException], bool] = engine_unreachable,
                  dynamic_sampling: bool = True):
         if batch_size % group_size:
@@ -132,7 +99,7 @@ class RolloutController:
         if late_groups not in ("wait", "drop"):
             raise ValueError(f"late_groups must be 'wait' or 'drop', not {late_groups!r}")
         self.late_groups, self.dynamic_sampling = late_groups, dynamic_sampling
-        self.max_failed_fraction, self.is_fatal = max_failed_fraction, is_fatal
+        self.is_fatal = is_fatal
         self._step_failed = self._step_ended = 0   # episodes since the last batch
         self.cancelled_episode_s = 0.0    # time spent in episodes cancelled with a late group
         self.episode_fn, self.source = episode_fn, source
@@ -260,11 +227,9 @@ class RolloutController:
             self._drop_group(group, f"dropped_failed/{type(exc).__name__}")
         if self.is_fatal(exc):
             self._stop(unreachable_message(exc), exc)
-        elif self._step_failed > self.max_failed_fraction * max(self._step_ended,
-                                                                self.batch_size):
+        elif self._step_failed > MAX_FAILED_FRACTION * max(self._step_ended, self.batch_size):
             self._stop(f"{self._step_failed} of {self._step_ended} episodes failed since the "
-                       f"last training step, more than rollout.max_failed_fraction = "
-                       f"{self.max_failed_fraction} (last: {what})", exc)
+                       f"last training step, more than half (last: {what})", exc)
 
     def _stop(self, message: str, cause: BaseException) -> None:
         if self._error is None:
@@ -420,12 +385,6 @@ class RolloutController:
         for t in list(self._tasks):
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-
-
-def describe(exc: BaseException) -> str:
-    """`Type: first line of the message`, for one-line logs and errors."""
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
 def _item_id(item: Any) -> str:

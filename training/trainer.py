@@ -28,7 +28,8 @@ from typing import Any, Callable
 from training.agent import agent_metrics
 from training.api import TrainingFailed, Trajectory
 from training.config import TrainConfig
-from training.controller import RolloutBatch, engine_unreachable, unreachable_message
+from training.controller import RolloutBatch
+from training.failures import engine_unreachable, unreachable_message
 from training.loss import grpo_advantages, make_ppo_loss_fn
 from training.metrics import MetricsLogger, checkpoint_dirs, plot_reward_curve, rotate_checkpoints
 from training.setup import build_parts, rollout_records, warm_start, write_resolved_config

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from training.api import TrainingFailed, Trajectory
-from training.controller import RolloutController, engine_unreachable
+from training.controller import RolloutController
+from training.failures import engine_unreachable
 
 
 class ListSource:
@@ -177,14 +178,14 @@ def test_failed_episodes_drop_their_group_and_training_goes_on():
 
 
 def test_systematic_failures_stop_with_one_error():
-    """More than max_failed_fraction of a step's episodes failing ends training."""
+    """More than half of a step's episodes failing ends training."""
     async def boom(item):
         raise ValueError("workflow bug")
 
     async def main():
         ctrl = RolloutController(boom, ListSource(range(400)), batch_size=4, group_size=2,
                                  max_in_flight=4, eta=1)
-        with pytest.raises(TrainingFailed, match="max_failed_fraction = 0.5.*ValueError"):
+        with pytest.raises(TrainingFailed, match="step, more than half .*ValueError"):
             await asyncio.wait_for(ctrl.get_batch(), timeout=10)
         await ctrl.aclose()
         return ctrl

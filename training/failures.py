@@ -1,0 +1,52 @@
+"""Which episode failures are systematic, and the one line that names an exception.
+
+An inference engine that cannot be reached fails every episode alike (unlike an error in one
+response), so the controller and the trainer stop the run on it with one clear line.
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["describe", "engine_unreachable", "unreachable_message"]
+
+
+def engine_unreachable(exc: BaseException | None) -> bool:
+    """Did `exc` (or an exception it was raised from) fail to connect to the inference engine?
+
+    Such a failure is systematic (every episode will meet it), unlike an error in one
+    response.
+
+    >>> engine_unreachable(RuntimeError("boom")), engine_unreachable(ConnectionRefusedError())
+    (False, True)
+    """
+    return _connect_error(exc) is not None
+
+
+def unreachable_message(exc: BaseException) -> str:
+    """'the inference engine is unreachable (ConnectError: ... at URL)' for one-line errors."""
+    found = _connect_error(exc) or exc
+    try:
+        where = f" at {found.request.url}"     # httpx errors know their request
+    except (AttributeError, RuntimeError):
+        where = ""
+    return f"the inference engine is unreachable ({describe(found)}{where})"
+
+
+def _connect_error(exc: BaseException | None) -> BaseException | None:
+    """The connect failure in `exc`'s cause/context chain (a wrapped one counts), or None."""
+    httpx = sys.modules.get("httpx")    # only loaded where a remote engine is used
+    connect = (ConnectionError,) + ((httpx.ConnectError, httpx.ConnectTimeout) if httpx else ())
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, connect):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: first line of the message`, for one-line logs and errors."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
