@@ -19,13 +19,17 @@ endpoint, spent budget) ends the stage.
 
 from __future__ import annotations
 
+import logging
 import random
+import re
 from collections import Counter
 from typing import Any, Sequence
 
 from datagen.compose.backend import StepOption
 from datagen.llm import ChatClient, ChatRequest, ChatResult, EndpointConfig
 from datagen.seeds.chain import Chain, Literal, Node, render_question, render_value
+
+log = logging.getLogger(__name__)
 
 MAX_OPTIONS = 8
 QUOTE_CHARS = 160
@@ -41,14 +45,22 @@ CHECK_SCHEMA = {"type": "object", "required": ["names_answer", "states_all_facts
                                "states_all_facts": {"type": "boolean"},
                                "one_answer": {"type": "boolean"}}}
 
-SEED_PROMPT = """Write one trivia question from this page.
+SEED_PROMPT = """Rewrite the draft as one natural trivia question with the same meaning.
+Draft: {draft}
+It asks for: {ask}
+Answer (must not appear in the question): {answer}
+Keep these words exactly: {required}
+Add no name, number or fact that is not in the draft or on the page.
 Page: {title}
 The page says: "{quote}"
-Ask for: {ask}
-Answer (must not appear in the question): {answer}
-Use these words exactly: {required}
-Draft: {draft}
-Reply with JSON: {{"question": "..."}}"""
+Write one question ending with a question mark. Reply with JSON: {{"question": "..."}}"""
+
+# A verdict of the self-check that an exact check can refute (`names_answer`) calibrates it:
+# past CHECK_CALIBRATION verdicts, a model wrong on more than half stops being asked.
+CHECK_CALIBRATION = 8
+_NAMES = re.compile(r"(?<=\s)[A-Z][\w'-]+|\d[\d,.:/-]*\d|\d")
+_PLAIN = {"what", "which", "who", "whom", "whose", "when", "where", "how", "in", "the", "a",
+          "an", "on", "of", "at", "by", "for", "from", "to", "and", "is", "was", "did"}
 
 STEP_PROMPT = """You make a trivia question harder, one step at a time.
 Question now: {question}
@@ -60,13 +72,13 @@ INJECT replaces a named entity by a description (one more hop); FUZZ blurs an ex
 EXIT stops when the question is hard enough.
 Reply with JSON: {{"action": "INJECT" | "FUZZ" | "EXIT", "option": <number, -1 for EXIT>}}"""
 
-WORD_PROMPT = """Write one natural trivia question.
-Facts it must state (quoted from the pages):
-{facts}
-Use these words exactly: {required}
-Never write: {forbidden}
+WORD_PROMPT = """Rewrite the draft as one natural trivia question with the same meaning.
 Draft: {draft}
-Reply with JSON: {{"question": "..."}}"""
+Keep these words exactly: {required}
+Never write: {forbidden}
+Add no name, number or fact that is not in the draft or in these facts (quoted from the pages):
+{facts}
+Write one question ending with a question mark. Reply with JSON: {{"question": "..."}}"""
 
 CHECK_PROMPT = """Check a trivia question against its facts.
 Question: {question}
@@ -90,6 +102,7 @@ class LLMBackend:
         self.self_check, self.max_tokens = self_check, max_tokens
         self.rejections: Counter = Counter()  # the backend's own refusals, by reason
         self.client: ChatClient | None = None
+        self._check_verdicts = Counter()  # names_answer verdicts: "right" / "wrong"
 
     # ---- lifecycle (optional hooks of the interface) -------------------------------
 
@@ -127,34 +140,43 @@ class LLMBackend:
         if data is None or data["action"] == "EXIT":
             return None
         pick = data["option"]
-        if not 0 <= pick < len(shown) or shown[pick].action != data["action"]:
+        if not 0 <= pick < len(shown):
             self.rejections["step_not_an_option"] += 1
             return None
+        if shown[pick].action != data["action"]:  # the number is the choice; the label a slip
+            self.rejections["step_action_mismatch_taken"] += 1
         return shown[pick]
 
     def word(self, chain: Chain, rng: random.Random) -> str | None:
-        """A wording that keeps every constraint and hides the answer, checked by the model."""
+        """A wording that keeps every constraint and hides the answer, checked by the model;
+        the draft (the embedded wording) when no sample of the model's passes."""
+        draft = render_question(chain) or ""
         prompt = WORD_PROMPT.format(facts=facts_block(chain), required=quoted(required(chain)),
-                                    forbidden=quoted(forbidden(chain)),
-                                    draft=render_question(chain) or "")
-        return self._wording(prompt, chain, "compose/word")
+                                    forbidden=quoted(forbidden(chain)), draft=draft)
+        worded = self._wording(prompt, chain, "compose/word", draft + facts_block(chain))
+        if worded is None and draft:
+            self.rejections["word_kept_the_draft"] += 1
+        return worded or draft or None
 
     def write_seed(self, chain: Chain, rng: random.Random) -> str | None:
         """The wording of a one-fact seed, written from the page's quote."""
-        ask = chain.ask
+        ask, draft = chain.ask, render_question(chain) or ""
         prompt = SEED_PROMPT.format(title=chain.root.name, quote=clip(ask.evidence.quote),
                                     ask=f"the {ask.relation.replace('_', ' ')} of {chain.root.name}",
                                     answer=ask.answer, required=quoted(required(chain)),
-                                    draft=render_question(chain) or "")
-        return self._wording(prompt, chain, "compose/seed")
+                                    draft=draft)
+        return self._wording(prompt, chain, "compose/seed",
+                             " ".join((draft, ask.evidence.quote, chain.root.name)))
 
     # ---- helpers -------------------------------------------------------------------
 
-    def _wording(self, prompt: str, chain: Chain, purpose: str) -> str | None:
+    def _wording(self, prompt: str, chain: Chain, purpose: str, known: str) -> str | None:
+        """The first of the model's n wordings that passes the local checks and the
+        self-check; `known`: the text its names and numbers may come from."""
         result = self._call(prompt, QUESTION_SCHEMA, purpose, chain, n=self.n_wordings,
                             temperature=self.temperature)
-        texts = [" ".join(s.data["question"].split()) for s in (result.good if result.ok else [])]
-        problems = [wording_problem(t, chain) for t in texts]
+        texts = [tidy(s.data["question"]) for s in (result.good if result.ok else [])]
+        problems = [wording_problem(t, chain, known) for t in texts]
         keep = next((t for t, p in zip(texts, problems) if not p), None)
         if keep is None:
             self.rejections[f"{purpose.split('/')[1]}_{problems[0] if problems else 'call_failed'}"] += 1
@@ -164,17 +186,37 @@ class LLMBackend:
         return keep
 
     def _checked(self, question: str, chain: Chain) -> bool:
+        """The model's verdict on its question, while its verdicts are worth a call: its
+        `names_answer` is checked against the text (the local check passed: the answer is not
+        in it); a model wrong on most of them is not asked again (`self_check_unreliable`)."""
+        if self._check_unreliable():
+            return True
         prompt = CHECK_PROMPT.format(question=question, answer=chain.ask.answer,
                                      facts=facts_block(chain))
         data = self._ask(prompt, CHECK_SCHEMA, "compose/self_check", chain, n=1, temperature=0.0,
                          max_tokens=SHORT_REPLY_TOKENS)
         if data is None:
             return False
+        self._check_verdicts["wrong" if data["names_answer"] else "right"] += 1
+        if self._check_unreliable():
+            return True
         for key, bad in (("names_answer", True), ("states_all_facts", False), ("one_answer", False)):
             if data[key] is bad:
                 self.rejections[f"self_check_{key}_{str(bad).lower()}"] += 1
                 return False
         return True
+
+    def _check_unreliable(self) -> bool:
+        v = self._check_verdicts
+        if v["off"]:
+            return True
+        if v["right"] + v["wrong"] >= CHECK_CALIBRATION and v["wrong"] > v["right"]:
+            v["off"] = 1
+            self.rejections["self_check_unreliable"] = v["wrong"]
+            log.warning("the model's self-check said %d of %d answer-free questions name the "
+                        "answer; not asking it again this run", v["wrong"], v["wrong"] + v["right"])
+            return True
+        return False
 
     def _ask(self, prompt: str, schema: dict, purpose: str, chain: Chain, **params) -> Any:
         result = self._call(prompt, schema, purpose, chain, **params)
@@ -226,8 +268,21 @@ def forbidden(chain: Chain) -> list[str]:
     return list(dict.fromkeys(x for x in out if x))
 
 
-def wording_problem(text: str, chain: Chain) -> str:
-    """A quick local check before the self-check call (the loop's validator has the last word)."""
+def tidy(text: str) -> str:
+    """A model's question, whitespace collapsed, cut after its first question mark (small
+    models run on: 'What was the attendance at X? X,').
+
+    >>> tidy(" Who  wrote it?, it was ")
+    'Who wrote it?'
+    """
+    text = " ".join(text.split())
+    return text[:text.index("?") + 1] if "?" in text else text.rstrip(" ,;")
+
+
+def wording_problem(text: str, chain: Chain, known: str = "") -> str:
+    """A quick local check before the self-check call (the loop's validator has the last
+    word): nothing forbidden, every constraint, a question, and no name or number that is
+    in neither `known` (the draft, the quotes) nor the chain's required words."""
     low = text.lower()
     if any(x.lower() in low for x in forbidden(chain)):
         return "names_forbidden"
@@ -235,6 +290,9 @@ def wording_problem(text: str, chain: Chain) -> str:
         return "drops_constraint"
     if not text.rstrip().endswith("?"):
         return "not_a_question"
+    known = (known + " " + " ".join(required(chain))).lower()
+    if any(t.lower() not in known for t in _NAMES.findall(text) if t.lower() not in _PLAIN):
+        return "adds_unknown_names"
     return ""
 
 

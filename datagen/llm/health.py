@@ -43,7 +43,7 @@ def attempt_cap(ep: EndpointConfig, req: ChatRequest) -> float:
 
     >>> ep = EndpointConfig(base_url="http://h:1/v1", model="m")
     >>> attempt_cap(ep, ChatRequest(({"role": "user", "content": "q"},), max_tokens=48))
-    26.0
+    32.0
     """
     if ep.timeout_s is not None:
         return ep.timeout_s

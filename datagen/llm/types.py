@@ -32,7 +32,7 @@ class EndpointConfig(BaseModel):
                                     "body included; None: from the work and the latencies seen")
     first_token_s: float = Field(20.0, gt=0, description="an attempt's allowance for queueing "
                                  "and the prompt, before its max_tokens are paid for")
-    min_tokens_per_s: float = Field(8.0, gt=0, description="the slowest decoding an attempt "
+    min_tokens_per_s: float = Field(4.0, gt=0, description="the slowest decoding an attempt "
                                     "may show: its ceiling is first_token_s + max_tokens / this")
     latency_factor: float = Field(8.0, ge=0, description="an attempt may take this many times "
                                   "the p90 of recent ones of its purpose (0: the ceiling only)")

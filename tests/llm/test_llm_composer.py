@@ -226,3 +226,38 @@ def test_budget_caps_reach_the_client_from_the_build_config():
                         compose={"max_calls": 40})
     ep = endpoint_config(ComposeConfig(**build.compose_fields()))
     assert (ep.max_calls, ep.max_tokens) == (40, 900)
+
+
+def weak_model(body):
+    """A small model's habits (what SmolLM2-135M did): wordings that invent a place, run on
+    past the question mark or are no question at all; a self-check that says every question
+    names its answer."""
+    prompt = body["messages"][-1]["content"]
+    if '"names_answer"' in prompt:
+        return json.dumps({"names_answer": True, "states_all_facts": True, "one_answer": False})
+    if '{"question"' in prompt and "Your reply could not be used" not in prompt:
+        draft = scripted._field(prompt, "Draft:")
+        return [json.dumps({"question": q}) for q in (
+            "In Essex, " + draft[0].lower() + draft[1:], draft.split()[-1].rstrip("?"),
+            draft + " It was a good one,")][: int(body.get("n") or 1)]
+    return scripted.respond(body)
+
+
+def test_a_weak_model_still_composes_and_stops_asking_its_unreliable_self_check(
+        demo_crawled, tmp_path):
+    """Inventions and run-on wordings are caught locally (the draft is kept where no sample
+    passes); a self-check wrong on most verdicts is no longer called after the calibration."""
+    from datagen.compose.llm_backend import CHECK_CALIBRATION
+    wh = _copy_warehouse(demo_crawled, tmp_path / "wh")
+    try:
+        with LoopbackLLM(weak_model) as server:
+            summary, backend = run_llm(wh, server, questions=6, batch=8, max_concurrency=2)
+        rejections = summary.llm["backend_rejections"]
+        assert summary.composed >= 6 and rejections["self_check_unreliable"] >= CHECK_CALIBRATION // 2
+        assert rejections["word_adds_unknown_names"] and rejections["word_kept_the_draft"]
+        checks = wh.scalar("SELECT count(*) FROM llm_calls WHERE purpose = 'compose/self_check'")
+        assert CHECK_CALIBRATION <= checks <= CHECK_CALIBRATION + 2  # + those in flight
+        questions = [q.question for q in composed(wh)]
+        assert not any("Essex" in q or "good one" in q for q in questions)
+    finally:
+        wh.close()
