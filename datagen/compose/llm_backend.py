@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 MAX_OPTIONS = 8
 QUOTE_CHARS = 160
+MIN_KEPT = 0.6  # of the draft's content words a wording must keep
 SHORT_REPLY_TOKENS = 64  # a step or a self-check is one small JSON object: its timeout is short
 
 STEP_SCHEMA = {"type": "object", "required": ["action", "option"], "properties": {
@@ -176,7 +177,8 @@ class LLMBackend:
         result = self._call(prompt, QUESTION_SCHEMA, purpose, chain, n=self.n_wordings,
                             temperature=self.temperature)
         texts = [tidy(s.data["question"]) for s in (result.good if result.ok else [])]
-        problems = [wording_problem(t, chain, known) for t in texts]
+        draft = render_question(chain) or ""
+        problems = [wording_problem(t, chain, known, draft) for t in texts]
         keep = next((t for t, p in zip(texts, problems) if not p), None)
         if keep is None:
             self.rejections[f"{purpose.split('/')[1]}_{problems[0] if problems else 'call_failed'}"] += 1
@@ -279,10 +281,11 @@ def tidy(text: str) -> str:
     return text[:text.index("?") + 1] if "?" in text else text.rstrip(" ,;")
 
 
-def wording_problem(text: str, chain: Chain, known: str = "") -> str:
+def wording_problem(text: str, chain: Chain, known: str = "", draft: str = "") -> str:
     """A quick local check before the self-check call (the loop's validator has the last
-    word): nothing forbidden, every constraint, a question, and no name or number that is
-    in neither `known` (the draft, the quotes) nor the chain's required words."""
+    word): nothing forbidden, every constraint, a question, no name or number that is in
+    neither `known` (the draft, the quotes) nor the chain's required words, and most of the
+    draft's content words kept (the validator checks constraints, not the meaning)."""
     low = text.lower()
     if any(x.lower() in low for x in forbidden(chain)):
         return "names_forbidden"
@@ -293,7 +296,27 @@ def wording_problem(text: str, chain: Chain, known: str = "") -> str:
     known = (known + " " + " ".join(required(chain))).lower()
     if any(t.lower() not in known for t in _NAMES.findall(text) if t.lower() not in _PLAIN):
         return "adds_unknown_names"
+    if draft and kept_share(text, draft) < MIN_KEPT:
+        return "drifts_from_draft"
     return ""
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z][a-z'-]{3,}", text.lower()) if w not in _PLAIN}
+
+
+def kept_share(text: str, draft: str) -> float:
+    """The share of the draft's content words the wording kept: a rewording keeps most, a
+    small model's new question about something else keeps few.
+
+    >>> kept_share("In which city was the author of Lost Roads born?",
+    ...            "Which city is the birthplace of the author of Lost Roads?")
+    0.8
+    >>> kept_share("What was the first king of Lost Roads?", "Which city published Lost Roads?")
+    0.5
+    """
+    words = content_words(draft)
+    return len(words & content_words(text)) / len(words) if words else 1.0
 
 
 def quoted(items: Sequence[str]) -> str:
