@@ -19,13 +19,15 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 OPTIONAL = {"__init__.py", "__main__.py"}
 _FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
-_ENTRY = re.compile(r"^(?P<indent> *)(?P<name>[A-Za-z0-9_.\-]+/|[A-Za-z0-9_\-]+\.[A-Za-z0-9_.]+)(?: {2,}.*)?$")
+_NAME = r"[A-Za-z0-9_.\-]+/|[A-Za-z0-9_\-]+\.[A-Za-z0-9_.]+"  # a folder/ or a file.ext
+_ENTRY = re.compile(rf"^(?P<indent> *)(?P<name>{_NAME})(?: {{2,}}.*)?$")
 _LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 
 
 def _packages() -> list[str]:
     """Top-level packages that have a README: the ones whose tree is checked."""
-    return sorted(p.parent.name for p in REPO.glob("*/README.md") if (p.parent / "__init__.py").is_file())
+    return sorted(p.parent.name for p in REPO.glob("*/README.md")
+                  if (p.parent / "__init__.py").is_file())
 
 
 def tree_entries(readme: str, package: str) -> set[str] | None:
@@ -71,7 +73,8 @@ def package_files(package: str) -> set[str]:
 
 def test_every_package_readme_has_a_tree():
     assert {"datagen", "training", "warehouse"} <= set(_packages())
-    missing = [p for p in _packages() if tree_entries((REPO / p / "README.md").read_text(), p) is None]
+    missing = [p for p in _packages()
+               if tree_entries((REPO / p / "README.md").read_text(), p) is None]
     assert not missing, (f"no file tree in {', '.join(p + '/README.md' for p in missing)}: add a "
                          f"```-block whose first line is the package folder (e.g. `training/`)")
 
@@ -118,16 +121,18 @@ def test_relative_links_resolve(doc):
 
 
 def test_links_skip_urls_anchors_and_code():
-    text = "[a](x.md) [b](https://e.org) [c](#top) ![d](img/p.png \"t\") `[e](no.md)`\n```\n[f](no.md)\n```\n"
+    text = ("[a](x.md) [b](https://e.org) [c](#top) ![d](img/p.png \"t\") `[e](no.md)`\n"
+            "```\n[f](no.md)\n```\n")
     assert relative_links(text) == ["x.md", "img/p.png"]
 
 
 def test_experiments_index_lists_every_study():
-    studies = sorted(p.name for p in (REPO / "docs" / "experiments").glob("*.md") if p.name != "README.md")
+    folder = REPO / "docs" / "experiments"
+    studies = sorted(p.name for p in folder.glob("*.md") if p.name != "README.md")
     assert studies, "docs/experiments/ holds no study"
     undated = [s for s in studies if not re.match(r"^\d{4}-\d{2}-\d{2}-[a-z0-9-]+\.md$", s)]
     assert not undated, f"study files are named YYYY-MM-DD-topic.md: rename {', '.join(undated)}"
-    index = set(relative_links((REPO / "docs" / "experiments" / "README.md").read_text()))
+    index = set(relative_links((folder / "README.md").read_text()))
     unlisted = [s for s in studies if s not in index]
     assert not unlisted, (f"docs/experiments/README.md does not link {', '.join(unlisted)}: add a "
                           f"line for each to its table")
