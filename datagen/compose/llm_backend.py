@@ -60,6 +60,7 @@ Write one question ending with a question mark. Reply with JSON: {{"question": "
 # past CHECK_CALIBRATION verdicts, a model wrong on more than half stops being asked.
 CHECK_CALIBRATION = 8
 _NAMES = re.compile(r"(?<=\s)[A-Z][\w'-]+|\d[\d,.:/-]*\d|\d")
+_LABEL = re.compile(r"^(?:draft|question|rewritten question|answer)\s*:\s*", re.I)
 _PLAIN = {"what", "which", "who", "whom", "whose", "when", "where", "how", "in", "the", "a",
           "an", "on", "of", "at", "by", "for", "from", "to", "and", "is", "was", "did"}
 
@@ -271,13 +272,15 @@ def forbidden(chain: Chain) -> list[str]:
 
 
 def tidy(text: str) -> str:
-    """A model's question, whitespace collapsed, cut after its first question mark (small
-    models run on: 'What was the attendance at X? X,').
+    """A model's question, whitespace collapsed, a copied prompt label dropped, cut after
+    its first question mark (small models run on: 'What was the attendance at X? X,').
 
     >>> tidy(" Who  wrote it?, it was ")
     'Who wrote it?'
+    >>> tidy("Draft: Who wrote it?")
+    'Who wrote it?'
     """
-    text = " ".join(text.split())
+    text = _LABEL.sub("", " ".join(text.split()))
     return text[:text.index("?") + 1] if "?" in text else text.rstrip(" ,;")
 
 
