@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
           f"exit={proc.returncode} wall_s={wall:.1f} requests={requests} "
           f"calls={sum(r['calls'] for r in acc['rows'])} attempts_in_llm_calls={attempts} "
           f"composed={acc['composed']} run={acc['run_status']}")
-    return 0 if attempts == requests else 1
+    # >=: a request sent on a connection the server had just dropped fails before it is read
+    return 0 if attempts >= requests else 1
 
 
 if __name__ == "__main__":

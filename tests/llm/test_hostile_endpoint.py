@@ -58,6 +58,13 @@ def accounted(wh, run_id: str) -> tuple[int, list[dict]]:
     return sum(r["attempts"] for r in rows), [r for r in rows if r["status"] == "failed"]
 
 
+def unseen(hostile: Hostile) -> int:
+    """Attempts the server may not have seen: after it dropped or reset a connection, the
+    client's next request on that kept-alive connection can fail before the server reads it
+    (an attempt with a `connection` error; every request the server saw is an attempt)."""
+    return hostile.served["dropped"] + hostile.served["reset"]
+
+
 def test_compose_against_a_hostile_endpoint_ends_in_bounded_time(small_world, tmp_path, capsys):
     import shutil
     root = tmp_path / "wh"
@@ -71,7 +78,7 @@ def test_compose_against_a_hostile_endpoint_ends_in_bounded_time(small_world, tm
             attempts, failed = accounted(wh, run["run_id"])
             stored = wh.count("questions")
             composed = wh.scalar("SELECT count(*) FROM questions WHERE composer = 'compose:llm'")
-        assert attempts == server.count  # every request the server saw is in llm_calls
+        assert server.count <= attempts <= server.count + unseen(hostile)
         assert hostile.served["hang"] >= 5 and took < hostile.served["hang"] * HANG_S / 4
         assert {r["error"].split(":")[0] for r in failed} >= {"truncated"}
         assert all(r["error"] for r in failed) and run["status"] == "succeeded"
@@ -87,5 +94,5 @@ def test_compose_against_a_hostile_endpoint_ends_in_bounded_time(small_world, tm
         run = last_run(wh)
         attempts, failed = accounted(wh, run["run_id"])
         assert run["status"] == "failed" and wh.count("questions") >= stored
-    assert attempts == server.count - before and failed
+    assert server.count - before <= attempts <= server.count - before + unseen(hostile) and failed
 
