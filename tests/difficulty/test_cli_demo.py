@@ -40,7 +40,7 @@ def test_datagen_band_prints_table_and_writes_plot(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--solver", "policy:/no/such/dir"], "not a model folder"),
+    (["--solver", "policy:/no/such/dir"], "model folder /no/such/dir does not exist"),
     (["--solver", "llm"], "--endpoint"),
     (["--solver", "magic"], "solver"),
     (["--confidence", "1.5"], "confidence"),
