@@ -143,8 +143,8 @@ class Health:
         elif len(self.window) == self.window.maxlen and failed >= self.ep.max_failure_share * len(self.window):
             self.tripped = (f"LLM endpoint {self.ep.base_url} is mostly failing: {failed} of "
                             f"the last {len(self.window)} attempts failed ({self.codes()}); stopping")
-        if self.tripped:
-            log.error(self.tripped)
+        if self.tripped:  # the stop carries the line; the CLI prints it once
+            log.info(self.tripped)
         elif len(self.window) >= 10 and failed >= WARN_SHARE * len(self.window) \
                 and time.monotonic() - self._warned_at > WARN_EVERY_S:
             self._warned_at = time.monotonic()
