@@ -15,11 +15,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from datagen.prefect_home import home_settings
+
 _TESTS = Path(__file__).resolve().parent / "tests"
 _PREFECT_HOME = tempfile.mkdtemp(prefix="hardqa-test-prefect-")
-os.environ["PREFECT_HOME"] = _PREFECT_HOME
 for _name in ("PREFECT_API_URL", "PREFECT_PROFILES_PATH", "PREFECT_API_DATABASE_CONNECTION_URL"):
     os.environ.pop(_name, None)
+os.environ.update(home_settings(Path(_PREFECT_HOME)))  # results and memo too, not only the db
 
 
 def pytest_unconfigure(config) -> None:

@@ -25,8 +25,21 @@ def use_own_prefect_home(env: MutableMapping[str, str] = os.environ) -> Path | N
     from warehouse.store import data_dir
     home = data_dir() / "prefect"
     home.mkdir(parents=True, exist_ok=True)
-    env["PREFECT_HOME"] = str(home)
+    env.update(home_settings(home))
     return home
+
+
+def home_settings(home: Path) -> dict[str, str]:
+    """The variables that put all of Prefect's files under `home`.
+
+    `PREFECT_HOME` alone is not enough: Prefect 3.7 keeps task results, its memo store and its
+    logging config at `~/.prefect/...` whatever the home (checked: settings after setting only
+    `PREFECT_HOME`), so a build would still write the user's `~/.prefect/storage`.
+    """
+    return {"PREFECT_HOME": str(home),
+            "PREFECT_RESULTS_LOCAL_STORAGE_PATH": str(home / "storage"),
+            "PREFECT_SERVER_MEMO_STORE_PATH": str(home / "memo_store.toml"),
+            "PREFECT_LOGGING_CONFIG_PATH": str(home / "logging.yml")}
 
 
 def _profile_has_server(path: Path | None = None) -> bool:

@@ -67,6 +67,7 @@ def small_build(tmp_path_factory) -> Path:
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Loading weights" not in done.stderr  # no library progress bars in a log
     assert (base / "user" / ".prefect" / "prefect.db").read_bytes() == before
+    assert sorted(p.name for p in (base / "user" / ".prefect").iterdir()) == ["prefect.db"]
     assert (base / "xdg" / "datagen" / "prefect" / "prefect.db").is_file()
     return base / "wh"
 

@@ -46,6 +46,9 @@ def test_own_home_unless_the_user_configured_prefect(tmp_path, monkeypatch, user
     else:
         assert home == tmp_path / "xdg" / "datagen" / "prefect" and home.is_dir()
         assert env["PREFECT_HOME"] == str(home)
+        # Prefect 3.7 keeps results and its memo at ~/.prefect whatever PREFECT_HOME says
+        assert env["PREFECT_RESULTS_LOCAL_STORAGE_PATH"] == str(home / "storage")
+        assert env["PREFECT_SERVER_MEMO_STORE_PATH"] == str(home / "memo_store.toml")
 
 
 def test_a_server_in_the_users_active_profile_keeps_their_home(tmp_path, monkeypatch):
