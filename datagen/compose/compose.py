@@ -42,6 +42,10 @@ class Composer:
         for _ in range(self.max_steps):
             injects = steps.inject_options(chain, self.store, self._index, rng)
             injectable = injectable or bool(injects)
+            if chain.hops >= self.hops[1]:
+                # hops_max holds whatever the backend: an INJECT adds a hop, and a model
+                # may keep picking one past its target (SmolLM2 composed a 6-hop question)
+                injects = []
             options = injects + steps.fuzz_options(chain, rng)
             nxt = self._step(chain, options, target, rng, out.rejected)
             if nxt is None:

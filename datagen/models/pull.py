@@ -112,6 +112,8 @@ def pull_model(name: str, *, root: Optional[Path] = None, progress: Optional[Pro
         out = work / "hf"
         convert(spec, member, out)
         (out / MARKER).write_text(json.dumps(_marker(spec), indent=2) + "\n")
+        if is_pulled(target):  # another pull finished meanwhile: keep its folder (in use?)
+            return PullResult(name, target, True, time.monotonic() - start, folder_bytes(target))
         if target.exists():  # a folder without a marker: an interrupted pull of an old version
             shutil.rmtree(target)
         os.replace(out, target)

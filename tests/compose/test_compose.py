@@ -205,3 +205,30 @@ def test_a_partial_crawl_composes_what_its_pages_allow(tmp_path):
     assert not summary.error
     assert summary.seeds > 0 and summary.composed > 0
     assert summary.seeds + summary.composed == wh.scalar("select count(*) from questions")
+
+
+class _GreedyInjector:
+    """A backend that always INJECTs when it can, whatever the target (SmolLM2's habit)."""
+
+    name = "greedy"
+
+    def next_step(self, chain, options, target_hops, rng):
+        return next((o for o in options if o.action == "INJECT"), None)
+
+    def word(self, chain, rng):
+        from datagen.seeds.chain import render_question
+        return render_question(chain)
+
+
+def test_hops_max_holds_whatever_the_backend_picks(tmp_path):
+    """The loop, not the backend, keeps hops_max: a model that INJECTs past its target
+    stored a 6-hop question under the default 2-4."""
+    from datagen.crawl.demo import crawl_demo
+
+    wh = warehouse.open(tmp_path / "wh")
+    crawl_demo(wh, n=30, seed=7)
+    s = run_compose(wh, ComposeConfig(seed=0, hops_min=2, hops_max=3), backend=_GreedyInjector())
+    hops = Counter(r["hops"] for r in wh.sql(
+        "select hops from questions where composer = 'compose:greedy'").to_pylist())
+    assert s.composed > 0 and 3 in hops        # it does go as far as it may
+    assert max(hops) <= 3 and min(hops) >= 2
