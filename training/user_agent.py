@@ -1,0 +1,157 @@
+"""The agent a user already wrote, as an RL workflow (`rollout.workflow: openai`).
+
+`agent.entrypoint: "package.module:function"` names an async function
+
+    async def agent(question: str, client: openai.AsyncOpenAI, tools) -> str | tuple[str, float]
+
+that answers one question with an OpenAI client (pointed at the trainer's `ChatProxy`, its
+episode id already in the client's headers) and the page tools (`tools.search(query, k)`,
+`tools.open(url, offset)`: `datagen.tools.PageTools`). It returns the answer, or the answer
+and its own reward; otherwise the reward is the verifiers' reward of the answer
+(`rollout.reward`). The episode's recorded calls become one multi-turn trajectory: the tokens
+the policy generated get loss, the rest (system, user and tool text) none. If a call does not
+continue the one before it (the agent edited or dropped a turn), the episode is rejected and
+counted by reason in `UserAgentWorkflow.rejected`: it is never trained on tokens the policy
+did not produce.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable
+
+from training.api import AgentInfo, EpisodeInfo, EpisodeItem, InferenceEngine, Trajectory
+from training.proxy import ChatCall, ChatProxy
+
+__all__ = ["CountedTools", "UserAgentWorkflow", "load_entrypoint", "trajectory_from_calls"]
+
+AgentFn = Callable[..., Awaitable["str | tuple[str, float]"]]
+
+
+def load_entrypoint(spec: str) -> AgentFn:
+    """The async function `package.module:function` names; ValueError saying what is wrong
+    (checked when the config is read, not at the first episode)."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"agent.entrypoint {spec!r}: write it as 'package.module:function'")
+    try:
+        fn = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"agent.entrypoint {spec!r}: {exc}") from None
+    if not inspect.iscoroutinefunction(fn):
+        raise ValueError(f"agent.entrypoint {spec!r} is not an async function "
+                         "(async def agent(question, client, tools))")
+    return fn
+
+
+@dataclass
+class _Tokens:
+    ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    versions: list[int] = field(default_factory=list)
+    mask: list[int] = field(default_factory=list)
+
+    def add(self, ids, logprobs, versions, mask: int) -> None:
+        self.ids += ids
+        self.logprobs += logprobs
+        self.versions += versions
+        self.mask += [mask] * len(ids)
+
+
+def trajectory_from_calls(calls: list[ChatCall]) -> tuple[list[int], _Tokens] | str:
+    """(prompt ids, output tokens with their loss mask) of one episode's calls, or the reason
+    they are not one conversation (`no_model_call`, `history_edited`)."""
+    if not calls:
+        return "no_model_call"
+    prompt, out = list(calls[0].prompt_ids), _Tokens()
+    for call in calls:
+        seen = prompt + out.ids
+        if call.prompt_ids[:len(seen)] != seen:
+            return "history_edited"
+        added = call.prompt_ids[len(seen):]
+        version = out.versions[-1] if out.versions else -1
+        out.add(added, [0.0] * len(added), [version] * len(added), 0)
+        r = call.result
+        out.add(r.output_ids, r.output_logprobs, r.output_versions, 1)
+    return prompt, out
+
+
+class CountedTools:
+    """The page tools as the agent sees them, counting its searches and opens."""
+
+    def __init__(self, tools):
+        self._tools, self.calls = tools, Counter()
+
+    def search(self, query: str, k: int = 5):
+        self.calls["search"] += 1
+        return self._tools.search(query, k)
+
+    def open(self, url: str, offset: int = 0):
+        self.calls["open"] += 1
+        return self._tools.open(url, offset)
+
+
+@dataclass
+class UserAgentWorkflow:
+    """Episodes played by the user's agent function through the trainer's endpoint."""
+
+    proxy: ChatProxy
+    entrypoint: AgentFn
+    tools: object
+    reward_mode: str = "reward"
+    rejected: Counter = field(default_factory=Counter)
+
+    def prompt_ids(self, question: str) -> list[int]:
+        from training.chat import render_ids
+        return render_ids(self.proxy.tokenizer, [("user", question)])
+
+    async def run_episode(self, engine: InferenceEngine,
+                          item: EpisodeItem) -> Trajectory | None:
+        t0 = time.monotonic()
+        tools = CountedTools(self.tools)
+        answer, own_reward, calls = await self._play(engine, item.question, tools)
+        tokens = trajectory_from_calls(calls)
+        if isinstance(tokens, str):
+            self.rejected[tokens] += 1
+            return None
+        return self._trajectory(item, tokens, calls, answer, own_reward, tools,
+                                time.monotonic() - t0)
+
+    async def _play(self, engine: InferenceEngine, question: str, tools: CountedTools):
+        """Run the user's function once; (answer, its reward or None, the recorded calls)."""
+        import openai
+        episode = self.proxy.open_episode(engine)
+        client = openai.AsyncOpenAI(base_url=self.proxy.url, api_key="local", max_retries=0,
+                                    default_headers={"X-Episode-Id": episode})
+        try:
+            result = await self.entrypoint(question, client, tools)
+        finally:
+            calls = self.proxy.close_episode(episode)
+            await client.close()
+        if isinstance(result, tuple):
+            return str(result[0]), float(result[1]), calls
+        return (None if result is None else str(result)), None, calls
+
+    def _trajectory(self, item: EpisodeItem, tokens, calls: list[ChatCall], answer: str | None,
+                    own_reward: float | None, tools: CountedTools, seconds: float) -> Trajectory:
+        from training.workflow import answer_reward
+        prompt, out = tokens
+        finished = calls[-1].result.finish_reason == "stop"
+        reward, rule = own_reward or 0.0, "agent_reward" if own_reward is not None else "no_answer"
+        if own_reward is None and answer is not None:
+            reward, rule = answer_reward(answer, item.answer, tuple(item.answer_aliases or ()),
+                                         item.question, self.reward_mode, finished=finished)
+        info = EpisodeInfo(
+            reward_rule=rule, finish_reason="stop" if finished else "length", episode_s=seconds,
+            n_interruptions=sum(c.result.n_interruptions for c in calls),
+            agent=AgentInfo(answer=answer, n_search=tools.calls["search"],
+                            n_open=tools.calls["open"], reward_task=reward))
+        return Trajectory(
+            question_id=item.question_id, prompt_ids=prompt, output_ids=out.ids,
+            output_logprobs=out.logprobs, output_versions=out.versions, reward=reward,
+            n_turns=len(calls), loss_mask=out.mask, info=info,
+            text=self.proxy.tokenizer.decode(out.ids, skip_special_tokens=False))
