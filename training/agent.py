@@ -1,15 +1,20 @@
 """The multi-turn search agent: `SearchAgentWorkflow.run_episode(engine, item) -> Trajectory`.
 
-One episode is one growing token sequence; earlier turns are never re-tokenised, so the
-behaviour logprobs stay aligned with the ids the trainer sees.
-
-Chat template (ChatML, as the tiny models and Qwen use)::
+One episode is one growing token sequence, rendered by the model's own chat template
+(training/agent_turns.py): system and user turns, then the model's turns as generated, each
+tool result as a `tool` turn (a `user` turn when the template has no tool role) followed by
+the next assistant header. Earlier turns are never re-tokenised, so the behaviour logprobs
+stay aligned with the ids the trainer sees, and at every turn boundary the ids are the
+template's rendering of the episode's messages. With ChatML (SmolLM2, Qwen, the tiny models)::
 
     <|im_start|>system\\n{SYSTEM_PROMPT}<|im_end|>\\n
     <|im_start|>user\\n{question}<|im_end|>\\n
     <|im_start|>assistant\\n  {model turn 1} <|im_end|>           <- loss mask 1
     \\n<|im_start|>tool\\n{observation}<|im_end|>\\n<|im_start|>assistant\\n  <- loss mask 0
     {model turn 2} <|im_end|> ...
+
+A turn ends at the template's end-of-turn token (`<|im_end|>` here), a stop token of every
+request.
 
 Tag format: a turn holds one action, the first complete tag in it counts:
 `<search>query</search>`, `<open>url</open>` (or `<open>url#offset</open>` to page on),
@@ -18,8 +23,9 @@ tool that raises or runs past `tool_timeout_s`: each becomes an observation
 `error: <reason>: <detail>` for the model, counted in `info.agent.tool_errors`, never a crash.
 
 Budgets: at most `max_turns` generations; the whole sequence stays within `context_tokens`
-(a turn gets `min(max_new_tokens, room left)`; an observation is cut to fit; no room left
-ends the episode as a context overflow, reward 0). Tool output (observation tokens) carries
+(default: the model's context length, never more than it nor than the engine serves; a turn
+gets `min(max_new_tokens, room left)`; an observation is cut to fit; no room left ends the
+episode as a context overflow, reward 0). Tool output (observation tokens) carries
 `loss_mask = 0`, logprob 0.0 and the version of the model token before it; model tokens keep
 the logprob and policy version the engine reported, so a weight update that interrupts a
 turn leaves two versions inside one turn.
@@ -36,8 +42,11 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Callable, TypedDict
 
+from training.agent_turns import (ChatEpisode, ChatTurns, TokenEpisode, TokenTurns, Turns,
+                                  end_of_turn_id, resolve_context)
+from training.agent_turns import tool_role as template_tool_role
 from training.api import (AgentInfo, EpisodeInfo, EpisodeItem, GenerationRequest,
                           InferenceEngine, Trajectory)
 from training.models import chat_prompt_ids
@@ -83,119 +92,13 @@ def parse_action(text: str) -> Action:
 
 
 @dataclass
-class _Episode:
-    """The growing sequence of one episode and its per-token bookkeeping."""
-
-    prompt: list[int]
-    ids: list[int] = field(default_factory=list)
-    logprobs: list[float] = field(default_factory=list)
-    versions: list[int] = field(default_factory=list)
-    mask: list[int] = field(default_factory=list)
-    turns: int = 0
-    calls: Counter = field(default_factory=Counter)
-    errors: Counter = field(default_factory=Counter)
-    interruptions: int = 0
-
-    def length(self) -> int:
-        return len(self.prompt) + len(self.ids)
-
-    def add_model(self, result) -> None:
-        self.ids += result.output_ids
-        self.logprobs += result.output_logprobs
-        self.versions += result.output_versions
-        self.mask += [1] * len(result.output_ids)
-        self.interruptions += result.n_interruptions
-
-    def add_observation(self, ids: list[int]) -> None:
-        v = self.versions[-1] if self.versions else -1
-        self.ids += ids
-        self.logprobs += [0.0] * len(ids)
-        self.versions += [v] * len(ids)
-        self.mask += [0] * len(ids)
-
-
-@dataclass
-class ChatEpisode:
-    """An episode against a chat endpoint: its messages and the same counters."""
-
-    messages: list[dict[str, str]]
-    turns: int = 0
-    calls: Counter = field(default_factory=Counter)
-    errors: Counter = field(default_factory=Counter)
-    answer: str | None = None
-    finished: bool = True
-
-
-class _Turns(Protocol):
-    """What the agent loop (`SearchAgentWorkflow.play`) drives: one episode's turns."""
-
-    episode: "_Episode | ChatEpisode"
-
-    def room(self) -> int: ...   # tokens the next turn may still generate
-
-    async def generate(self, max_new: int) -> tuple[str, bool]: ...   # text, stopped
-
-    def observe(self, text: str, closed: bool) -> bool: ...   # False: no room left
-
-
-@dataclass
-class _TokenTurns:
-    """Turns as one growing token sequence through an inference engine (training)."""
-
-    agent: "SearchAgentWorkflow"
-    engine: InferenceEngine
-    episode: _Episode
-
-    def room(self) -> int:
-        return self.agent.context_tokens - self.episode.length()
-
-    async def generate(self, max_new: int) -> tuple[str, bool]:
-        result = await self.engine.agenerate(self.agent.request(self.episode, max_new))
-        self.episode.add_model(result)
-        text = self.agent.tokenizer.decode(result.output_ids, skip_special_tokens=True)
-        return text, result.finish_reason == "stop"
-
-    def observe(self, text: str, closed: bool) -> bool:
-        return self.agent.append_observation(self.episode, text, closed)
-
-
-@dataclass
-class _ChatTurns:
-    """Turns as chat messages through an OpenAI-compatible client (`datagen eval`)."""
-
-    agent: "SearchAgentWorkflow"
-    client: Any     # datagen.llm.ChatClient
-    episode: ChatEpisode
-    item_id: str = ""
-    sample: int = 0
-
-    def room(self) -> int:
-        return self.agent.max_new_tokens
-
-    async def generate(self, max_new: int) -> tuple[str, bool]:
-        from datagen.llm import ChatRequest
-
-        res = await asyncio.to_thread(self.client.chat, ChatRequest(
-            tuple(self.episode.messages), temperature=self.agent.temperature,
-            max_tokens=max_new, purpose="eval", item_id=self.item_id, round=self.sample))
-        sample = res.good[0] if res.ok and res.good else None
-        text = sample.text if sample else ""
-        self.episode.messages.append({"role": "assistant", "content": text})
-        return text, not (sample and sample.finish_reason == "length")
-
-    def observe(self, text: str, closed: bool) -> bool:
-        self.episode.messages.append({"role": "user", "content": text})
-        return True
-
-
-@dataclass
 class SearchAgentWorkflow:
     """Multi-turn episodes with `search` / `open` over `tools` (a datagen.tools.PageTools)."""
 
     tokenizer: Any
     tools: Any
     max_turns: int = 4
-    context_tokens: int = 1024
+    context_tokens: int | None = None   # None: the model's own context length
     max_new_tokens: int = 32
     tool_timeout_s: float = 10.0
     max_observation_tokens: int = 160
@@ -215,8 +118,12 @@ class SearchAgentWorkflow:
     def __post_init__(self):
         if not 0.0 <= self.format_reward <= 0.1:
             raise ValueError(f"agent.format_reward must be within [0, 0.1] (got {self.format_reward})")
-        # None for an endpoint's chat episodes (run_chat), which never see token ids.
-        self._eos_text = getattr(self.tokenizer, "eos_token", None)
+        if self.tokenizer is None:   # an endpoint's chat episodes (run_chat): no token ids
+            return
+        self.context_tokens = resolve_context(self.tokenizer, self.context_tokens)
+        self.eot_id = end_of_turn_id(self.tokenizer)
+        self.eot_text = self.tokenizer.decode([self.eot_id], skip_special_tokens=False)
+        self.tool_role = template_tool_role(self.tokenizer)
 
     def system(self) -> str:
         return self.system_prompt or (SYSTEM_PROMPT if self.use_tools else NO_TOOL_PROMPT)
@@ -231,10 +138,17 @@ class SearchAgentWorkflow:
     async def run_episode(self, engine: InferenceEngine,
                           item: EpisodeItem) -> Trajectory | None:
         """A training (or held-out) episode: token ids through `engine`."""
-        ep = _Episode(self.prompt_ids(item.question))
+        return (await self.play_tokens(engine, item))[1]
+
+    async def play_tokens(self, engine: InferenceEngine,
+                          item: EpisodeItem) -> tuple[TokenEpisode, Trajectory]:
+        """The episode (its ids and the messages they render) and its trajectory."""
+        ep = TokenEpisode(self.prompt_ids(item.question),
+                          [("system", self.system()), ("user", item.question)])
         t0 = time.monotonic()
-        answer, finished, overflow = await self.play(_TokenTurns(self, engine, ep))
-        return self._trajectory(item, ep, answer, finished, overflow, time.monotonic() - t0)
+        answer, finished, overflow = await self.play(TokenTurns(self, engine, ep))
+        return ep, self._trajectory(item, ep, answer, finished, overflow,
+                                    time.monotonic() - t0)
 
     async def run_chat(self, client: Any, question: str, item_id: str = "",
                        sample: int = 0) -> ChatEpisode:
@@ -244,10 +158,10 @@ class SearchAgentWorkflow:
         ep = ChatEpisode([{"role": "system", "content": self.system()},
                           {"role": "user", "content": question}])
         ep.answer, ep.finished, _ = await self.play(
-            _ChatTurns(self, client, ep, item_id, sample))
+            ChatTurns(self, client, ep, item_id, sample))
         return ep
 
-    async def play(self, turns: "_Turns") -> tuple[str | None, bool, bool]:
+    async def play(self, turns: Turns) -> tuple[str | None, bool, bool]:
         """The agent loop, one for training and evaluation: (answer, finished, overflow)."""
         for turn in range(self.max_turns):
             room = turns.room()
@@ -265,12 +179,14 @@ class SearchAgentWorkflow:
                 return None, True, True
         return None, True, False
 
-    def request(self, ep: _Episode, max_new: int) -> GenerationRequest:
+    def request(self, ep: TokenEpisode, max_new: int) -> GenerationRequest:
+        """The next turn: the whole sequence so far, stopping at the end-of-turn token."""
         return GenerationRequest(
             prompt_ids=ep.prompt + ep.ids, max_new_tokens=max_new, temperature=self.temperature,
-            top_p=self.top_p, seed=self.rng.randrange(2**31) if self.seeded else None)
+            top_p=self.top_p, stop_token_ids=(self.eot_id,),
+            seed=self.rng.randrange(2**31) if self.seeded else None)
 
-    async def _observe(self, action: Action, ep: "_Episode | ChatEpisode") -> str:
+    async def _observe(self, action: Action, ep: "TokenEpisode | ChatEpisode") -> str:
         """The tool's result as text, or `error: reason: detail` (counted by reason)."""
         if action.kind == "malformed":
             ep.errors["malformed"] += 1
@@ -306,18 +222,7 @@ class SearchAgentWorkflow:
         url, _, offset = action.arg.partition("#")
         return format_page(self.tools.open(url.strip(), int(offset) if offset.strip() else 0))
 
-    def append_observation(self, ep: _Episode, text: str, closed: bool) -> bool:
-        """Tool turn + the next assistant header, cut to fit; False when nothing fits."""
-        head = self.encode(("" if closed else self._eos_text) + "\n<|im_start|>tool\n")
-        tail = self.encode(self._eos_text + "\n<|im_start|>assistant\n")
-        room = self.context_tokens - ep.length() - len(head) - len(tail) - 4
-        body = self.encode(text)[:max(0, min(self.max_observation_tokens, room))]
-        if room <= 0:
-            return False
-        ep.add_observation(head + body + tail)
-        return True
-
-    def _trajectory(self, item: EpisodeItem, ep: _Episode, answer: str | None, finished: bool,
+    def _trajectory(self, item: EpisodeItem, ep: TokenEpisode, answer: str | None, finished: bool,
                     overflow: bool, seconds: float) -> Trajectory:
         task, rule = 0.0, "no_answer"
         if answer is not None:
@@ -362,7 +267,7 @@ class AgentSettings(TypedDict, total=False):
     """The SearchAgentWorkflow keywords a run's config fixes (`agent_settings`)."""
 
     max_turns: int
-    context_tokens: int
+    context_tokens: int | None
     max_new_tokens: int
     max_observation_tokens: int
     search_k: int

@@ -158,7 +158,8 @@ class AgentConfig(_Strict):
     """The search agent (rollout.workflow: search); rollout.max_new_tokens is per turn."""
 
     max_turns: int = Field(4, ge=1, description="model generations per episode")
-    context_tokens: int = Field(1024, ge=32, description="prompt + all turns + tool output")
+    context_tokens: Optional[int] = Field(None, ge=32, description="prompt + all turns + "
+                                          "tool output; default: the model's context length")
     max_observation_tokens: int = Field(160, ge=1, description="a tool result is cut here")
     search_k: int = Field(3, ge=1, description="search results shown")
     snippet_chars: int = Field(160, ge=1, description="characters of each search snippet")

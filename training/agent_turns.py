@@ -1,0 +1,233 @@
+"""An agent episode's turns, as the model's own chat template renders them.
+
+Two ways to drive the loop of `SearchAgentWorkflow.play`:
+
+- `TokenTurns` (training, `datagen eval` of a checkpoint): one growing token sequence through
+  an inference engine, token in / token out. The model's ids are kept as generated; only what
+  the template adds after them (the end of the turn, the tool turn, the next assistant
+  header) goes through the tokenizer, continued from the earlier ids by
+  `training.chat.continue_ids`. So the ids at every turn boundary are the template's
+  rendering of the episode's messages (`TokenEpisode.messages`), and earlier turns are never
+  re-tokenised. Generation stops at the template's end-of-turn token.
+- `ChatTurns` (`datagen eval --policy endpoint`): chat messages through an OpenAI-compatible
+  client; tool results come back as user messages (the endpoint's template is not known).
+
+Tool results are `tool` turns when the template renders a tool message (ChatML templates do:
+SmolLM2, Qwen, the tiny models); a template without a tool role (one that refuses the role or
+drops its text) gets them as `user` turns (`tool_role`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Protocol
+
+from training.api import GenerationResult, InferenceEngine
+
+if TYPE_CHECKING:
+    from training.agent import SearchAgentWorkflow
+
+Message = tuple[str, str]   # (role, text), the form training.chat renders
+DEFAULT_CONTEXT = 1024      # a tokenizer outside a model folder: no model length to read
+_PROBE = "\u2063tool probe\u2063"
+
+
+@dataclass
+class TokenEpisode:
+    """The growing sequence of one episode, its per-token bookkeeping and its messages."""
+
+    prompt: list[int]
+    messages: list[Message]
+    ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    versions: list[int] = field(default_factory=list)
+    mask: list[int] = field(default_factory=list)
+    turn_start: int = 0      # where the last model turn begins in `ids`
+    turns: int = 0
+    calls: Counter = field(default_factory=Counter)
+    errors: Counter = field(default_factory=Counter)
+    interruptions: int = 0
+
+    def length(self) -> int:
+        return len(self.prompt) + len(self.ids)
+
+    def add_model(self, result: GenerationResult, reply: str) -> None:
+        self.turn_start = len(self.ids)
+        self.ids += result.output_ids
+        self.logprobs += result.output_logprobs
+        self.versions += result.output_versions
+        self.mask += [1] * len(result.output_ids)
+        self.interruptions += result.n_interruptions
+        self.messages.append(("assistant", reply))
+
+    def add_observation(self, ids: list[int], role: str, text: str) -> None:
+        v = self.versions[-1] if self.versions else -1
+        self.ids += ids
+        self.logprobs += [0.0] * len(ids)
+        self.versions += [v] * len(ids)
+        self.mask += [0] * len(ids)
+        self.messages.append((role, text))
+
+
+@dataclass
+class ChatEpisode:
+    """An episode against a chat endpoint: its messages and the same counters."""
+
+    messages: list[dict[str, str]]
+    turns: int = 0
+    calls: Counter = field(default_factory=Counter)
+    errors: Counter = field(default_factory=Counter)
+    answer: str | None = None
+    finished: bool = True
+
+
+class Turns(Protocol):
+    """What the agent loop (`SearchAgentWorkflow.play`) drives: one episode's turns."""
+
+    episode: "TokenEpisode | ChatEpisode"
+
+    def room(self) -> int: ...   # tokens the next turn may still generate
+
+    async def generate(self, max_new: int) -> tuple[str, bool]: ...   # text, stopped
+
+    def observe(self, text: str, closed: bool) -> bool: ...   # False: no room left
+
+
+@dataclass
+class TokenTurns:
+    """Turns as one growing token sequence through an inference engine (training)."""
+
+    agent: "SearchAgentWorkflow"
+    engine: InferenceEngine
+    episode: TokenEpisode
+
+    def budget(self) -> int:
+        """The agent's context, and never more than the engine serves (vLLM's max_model_len)."""
+        served = getattr(self.engine, "max_model_len", None)
+        return min(self.agent.context_tokens, served or self.agent.context_tokens)
+
+    def room(self) -> int:
+        return self.budget() - self.episode.length()
+
+    async def generate(self, max_new: int) -> tuple[str, bool]:
+        result = await self.engine.agenerate(self.agent.request(self.episode, max_new))
+        tok = self.agent.tokenizer
+        stopped = result.finish_reason == "stop"
+        body = result.output_ids[:-1] if stopped and result.output_ids else result.output_ids
+        self.episode.add_model(result, tok.decode(body, skip_special_tokens=False))
+        return tok.decode(result.output_ids, skip_special_tokens=True), stopped
+
+    def observe(self, text: str, closed: bool) -> bool:
+        """The tool turn and the next assistant header, its text cut to fit the budget."""
+        ep, agent = self.episode, self.agent
+        room = self.budget() - ep.length() - 4
+        body = agent.encode(text)[:max(0, min(agent.max_observation_tokens, room))]
+        while True:
+            shown = agent.tokenizer.decode(body, skip_special_tokens=False)
+            ids = self._continued(shown)
+            if len(ids) <= room or not body:
+                break
+            body = body[:len(body) - max(1, len(ids) - room)]
+        if len(ids) > room:
+            return False
+        ep.add_observation(ids, agent.tool_role, shown)
+        return True
+
+    def _continued(self, shown: str) -> list[int]:
+        """The ids the template adds after the last model turn for a tool turn `shown`: its
+        rendering of the messages with the tool turn, past the earlier rendering and the
+        reply, less the end-of-turn token the model already wrote. The added text starts at
+        a special token (the end of the turn), where a tokenizer's cut cannot move."""
+        from training.chat import render_text
+
+        ep, agent = self.episode, self.agent
+        reply = ep.messages[-1][1]
+        base = render_text(agent.tokenizer, ep.messages[:-1])
+        full = render_text(agent.tokenizer, [*ep.messages, (agent.tool_role, shown)])
+        added = full[len(base):]
+        if not full.startswith(base) or not added.startswith(reply):
+            raise ValueError("the model's chat template does not render an assistant turn "
+                             "as generated (it strips or rewrites replies): the agent needs "
+                             "a template that renders earlier turns unchanged")
+        added = added[len(reply):]
+        if ep.ids[ep.turn_start:][-1:] == [agent.eot_id]:   # the model closed its turn
+            added = added.removeprefix(agent.eot_text)
+        return agent.encode(added)
+
+
+@dataclass
+class ChatTurns:
+    """Turns as chat messages through an OpenAI-compatible client (`datagen eval`)."""
+
+    agent: "SearchAgentWorkflow"
+    client: Any     # datagen.llm.ChatClient
+    episode: ChatEpisode
+    item_id: str = ""
+    sample: int = 0
+
+    def room(self) -> int:
+        return self.agent.max_new_tokens
+
+    async def generate(self, max_new: int) -> tuple[str, bool]:
+        from datagen.llm import ChatRequest
+
+        res = await asyncio.to_thread(self.client.chat, ChatRequest(
+            tuple(self.episode.messages), temperature=self.agent.temperature,
+            max_tokens=max_new, purpose="eval", item_id=self.item_id, round=self.sample))
+        sample = res.good[0] if res.ok and res.good else None
+        text = sample.text if sample else ""
+        self.episode.messages.append({"role": "assistant", "content": text})
+        return text, not (sample and sample.finish_reason == "length")
+
+    def observe(self, text: str, closed: bool) -> bool:
+        self.episode.messages.append({"role": "user", "content": text})
+        return True
+
+
+@lru_cache(maxsize=8)
+def tool_role(tokenizer) -> str:
+    """`tool` when the chat template renders a tool message with its text after an assistant
+    turn, else `user` (a template that refuses the role, or drops its content)."""
+    from training.chat import render_text
+
+    turns = [("system", "s"), ("user", "q"), ("assistant", "a"), ("tool", _PROBE)]
+    try:
+        text = render_text(tokenizer, turns)
+    except Exception:   # jinja's TemplateError, or a template's raise_exception
+        return "user"
+    return "tool" if _PROBE in text else "user"
+
+
+def end_of_turn_id(tokenizer) -> int:
+    """The token the template closes an assistant turn with (ChatML: <|im_end|>)."""
+    from training.chat import end_of_turn_ids
+
+    ids = end_of_turn_ids(tokenizer)
+    return next((i for i in ids if i != tokenizer.eos_token_id), ids[0])
+
+
+def model_context(tokenizer) -> tuple[int, str] | None:
+    """(the context length, where it comes from) of the model folder the tokenizer was loaded
+    from (its config.json, as vLLM reads it); None for a tokenizer built in memory."""
+    from pathlib import Path
+
+    from training.engines.vllm_engine import model_max_len
+
+    folder = getattr(tokenizer, "name_or_path", "") or ""
+    return model_max_len(folder) if folder and Path(folder).is_dir() else None
+
+
+def resolve_context(tokenizer, requested: int | None) -> int:
+    """`requested`, or the model's own context length when None; longer than the model's is
+    a ValueError naming both (a sequence past the model's positions is garbage)."""
+    limit = model_context(tokenizer)
+    if requested is None:
+        return limit[0] if limit else DEFAULT_CONTEXT
+    if limit and requested > limit[0]:
+        raise ValueError(f"agent.context_tokens {requested} is longer than the model's context "
+                         f"length {limit[0]} ({limit[1]}): use {limit[0]} or less, or leave it "
+                         "out to get the model's own")
+    return requested
