@@ -1,11 +1,15 @@
-"""The real model (SmolLM2-135M-Instruct, `datagen model pull smollm2-135m-instruct`) as the
-LLM judge: agreement with human labels on NQ301 and EVOUNA-NQ, the model alone and behind
-the rule judge (the model decides only where no rule fired, as `verifiers.reward` does),
-beside the rule judge alone.
+"""The real model (SmolLM2-135M-Instruct, `datagen model pull smollm2-135m-instruct`) in the
+data stages (benchmarks/real_model_stages.py): the LLM composer on a demo world (yield by
+hops, rejections by reason, calls per question, the endpoint's saturation, right and unique
+by the ground truth), the LLM solver with the search tool beside the embedded solver (band x
+hops, calls, time), the no-tool check; and as the LLM judge: agreement with human labels on
+NQ301 and EVOUNA-NQ, the model alone and behind the rule judge (the model decides only where
+no rule fired, as `verifiers.reward` does), beside the rule judge alone.
 
-    python benchmarks/bench_real_model.py --quick            # 200 NQ301 pairs
-    python benchmarks/bench_real_model.py                     # all 1490 NQ301 + 1000 EVOUNA-NQ
+    python benchmarks/bench_real_model.py --quick   # 60 entities, 8 questions, 200 NQ301 pairs
+    python benchmarks/bench_real_model.py           # 200 entities, 40 questions, all pairs
     python benchmarks/bench_real_model.py --endpoint http://127.0.0.1:8000/v1   # a running server
+    python benchmarks/bench_real_model.py --parts stages --examples out.json  # no judge
 
 Without --endpoint it pulls the model if needed and serves it with vLLM for the run (the
 stages' `served_endpoint`). Data: ../shared/data/answer_equivalence (see SOURCES.md).
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import random
 import sys
@@ -83,11 +88,19 @@ def endpoint(url: str | None):
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="200 NQ301 pairs only")
+    ap.add_argument("--quick", action="store_true", help="CI-sized: 60 entities, 8 "
+                    "questions, k <= 3, 200 NQ301 pairs")
     ap.add_argument("--endpoint", help="a running OpenAI-compatible server of the model")
     ap.add_argument("--model", default=NAME, help="the model name at --endpoint")
-    ap.add_argument("--workers", type=int, default=8, help="judge calls in flight")
+    ap.add_argument("--workers", type=int, default=8, help="calls in flight")
+    ap.add_argument("--parts", default="stages,judge", help="stages, judge or both")
+    ap.add_argument("--entities", type=int, help="demo world size (default 200; --quick 60)")
+    ap.add_argument("--max-questions", type=int, help="composed questions (40; --quick 8)")
+    ap.add_argument("--examples", type=Path, help="write the composed questions here (JSON)")
+    ap.add_argument("--samples-log", type=Path, help="log every wording the model wrote, and "
+                    "why it was refused, to this file")
     a = ap.parse_args(argv)
+    parts = set(a.parts.split(","))
     folder = DATA / "answer_equivalence"
     sets = {"nq301": sample(load_nq301(folder / "nq301_human_judgments.jsonl"),
                             200 if a.quick else None)}
@@ -95,8 +108,13 @@ def main(argv: list[str] | None = None) -> int:
         sets["evouna_nq"] = sample(load_evouna(folder / "evouna_nq.json"), 1000)
     from datagen.llm import ChatClient, EndpointConfig
     from verifiers import LLMJudge
-    results, timing = {}, {}
+    results, timing, stages = {}, {}, None
     with endpoint(a.endpoint) as (url, start_s):
+        model = a.model if a.endpoint else NAME
+        if "stages" in parts:
+            stages = run_stages_for(a, url, model)
+        if "judge" not in parts:
+            sets = {}
         # A fixed, generous attempt timeout: this measures the verdicts, not how the client
         # copes with a server starved by other work on the machine.
         ep = EndpointConfig(base_url=url, model=a.model if a.endpoint else NAME, send_seed=False,
@@ -113,14 +131,36 @@ def main(argv: list[str] | None = None) -> int:
                       f"rules+model {r['combined']:.3f} (model decides {r['no_rule_fired']}), "
                       f"model says yes {r['model_says_yes']:.2f}, failed {r['model_failed']}, "
                       f"{timing[name]:.0f} s ({r['n'] / timing[name]:.1f} pairs/s)")
-    parts = [f"serve_start_s={start_s:.0f}"]
+    fields = [f"serve_start_s={start_s:.0f}"]
+    if stages is not None:
+        from real_model_stages import result_parts
+        fields += result_parts(stages)
     for name, r in results.items():
-        parts += [f"judge_{name}_n={r['n']}", f"judge_{name}_rules={r['rules']:.4f}",
+        fields += [f"judge_{name}_n={r['n']}", f"judge_{name}_rules={r['rules']:.4f}",
                   f"judge_{name}_model={r['model']:.4f}",
                   f"judge_{name}_combined={r['combined']:.4f}",
                   f"judge_{name}_pairs_per_s={r['n'] / timing[name]:.2f}"]
-    print("RESULT real_model " + " ".join(parts))
+    print("RESULT real_model " + " ".join(fields))
     return 0
+
+
+def run_stages_for(a: argparse.Namespace, url: str, model: str):
+    """The data-stage measurements at `url`, sized by --quick / --entities / --max-questions."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from real_model_stages import run_stages
+    if a.samples_log:
+        import logging
+        handler = logging.FileHandler(a.samples_log)
+        handler.setLevel(logging.DEBUG)
+        logger = logging.getLogger("datagen.compose.llm_backend")
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
+    fig = run_stages(url, model, entities=a.entities or (60 if a.quick else 200),
+                     max_questions=a.max_questions or (8 if a.quick else 40),
+                     workers=a.workers, max_k=3 if a.quick else 6, notool_k=3)
+    if a.examples:
+        a.examples.write_text(json.dumps(fig.examples, indent=1, default=str))
+    return fig
 
 
 if __name__ == "__main__":

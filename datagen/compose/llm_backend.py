@@ -105,6 +105,7 @@ class LLMBackend:
         self.rejections: Counter = Counter()  # the backend's own refusals, by reason
         self.client: ChatClient | None = None
         self._check_verdicts = Counter()  # names_answer verdicts: "right" / "wrong"
+        self.drafts_kept: set[str] = set()  # questions worded by the draft, not the model
 
     # ---- lifecycle (optional hooks of the interface) -------------------------------
 
@@ -158,6 +159,7 @@ class LLMBackend:
         worded = self._wording(prompt, chain, "compose/word", draft + facts_block(chain))
         if worded is None and draft:
             self.rejections["word_kept_the_draft"] += 1
+            self.drafts_kept.add(draft)
         return worded or draft or None
 
     def write_seed(self, chain: Chain, rng: random.Random) -> str | None:
@@ -181,6 +183,8 @@ class LLMBackend:
         draft = render_question(chain) or ""
         problems = [wording_problem(t, chain, known, draft) for t in texts]
         keep = next((t for t, p in zip(texts, problems) if not p), None)
+        for t, p in zip(texts, problems):
+            log.debug("%s sample %s: %r (draft %r)", purpose, p or "passed", t, draft)
         if keep is None:
             self.rejections[f"{purpose.split('/')[1]}_{problems[0] if problems else 'call_failed'}"] += 1
             return None

@@ -191,10 +191,10 @@ def _compose(wh, cfg: ComposeConfig, backend, summary: ComposeSummary, progress)
     composer = Composer(store, validator, backend, (cfg.hops_min, cfg.hops_max), cfg.max_steps)
     if _reached(cfg, summary, composed_parents):  # an earlier run already composed enough
         summary.composed_existing = len(composed_parents)
-    for start in range(0, len(seeds), cfg.batch_size):
-        if _reached(cfg, summary, composed_parents):
-            break
-        batch = seeds[start:start + cfg.batch_size]
+    start = 0
+    while start < len(seeds) and not _reached(cfg, summary, composed_parents):
+        batch = seeds[start:start + _batch_size(cfg, backend, summary, composed_parents)]
+        start += len(batch)
         records = _batch(batch, cfg, backend, validator, composer, summary, existing,
                          composed_parents)
         if records and shard:  # another shard may have committed the same question since
@@ -235,6 +235,17 @@ def _not_stored(wh, records: list[QuestionRecord], existing: set[str]) -> list[Q
         [ids]).to_pylist()}
     existing.update(stored)
     return [r for r in records if r.question_id not in stored]
+
+
+def _batch_size(cfg: ComposeConfig, backend, summary: ComposeSummary, parents: set[str]) -> int:
+    """Seeds in the next batch. A backend that composes on threads is a model's, whose calls
+    cost: under max_questions its batch is no larger than the questions still wanted (at
+    least one per thread), so a budget of 30 does not word 200 seeds first."""
+    workers = int(getattr(backend, "max_concurrency", 1) or 1)
+    if cfg.max_questions is None or workers <= 1:
+        return cfg.batch_size
+    wanted = cfg.max_questions - summary.composed - len(parents)
+    return max(1, min(cfg.batch_size, max(wanted, workers)))
 
 
 def _reached(cfg: ComposeConfig, summary: ComposeSummary, parents: set[str]) -> bool:
