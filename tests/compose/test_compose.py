@@ -220,15 +220,34 @@ class _GreedyInjector:
         return render_question(chain)
 
 
-def test_hops_max_holds_whatever_the_backend_picks(tmp_path):
+@pytest.fixture(scope="module")
+def small_crawled(tmp_path_factory):
+    """A crawl of the 30-entity demo world (seed 7), copied by each test that writes."""
+    from datagen.crawl.demo import crawl_demo
+    root = tmp_path_factory.mktemp("small") / "wh"
+    with warehouse.open(root) as wh:
+        crawl_demo(wh, n=30, seed=7)
+    return root
+
+
+def test_hops_max_holds_whatever_the_backend_picks(small_crawled, tmp_path):
     """The loop, not the backend, keeps hops_max: a model that INJECTs past its target
     stored a 6-hop question under the default 2-4."""
-    from datagen.crawl.demo import crawl_demo
-
-    wh = warehouse.open(tmp_path / "wh")
-    crawl_demo(wh, n=30, seed=7)
+    from tests.conftest import _copy_warehouse
+    wh = _copy_warehouse(small_crawled, tmp_path / "wh")
     s = run_compose(wh, ComposeConfig(seed=0, hops_min=2, hops_max=3), backend=_GreedyInjector())
     hops = Counter(r["hops"] for r in wh.sql(
         "select hops from questions where composer = 'compose:greedy'").to_pylist())
     assert s.composed > 0 and 3 in hops        # it does go as far as it may
     assert max(hops) <= 3 and min(hops) >= 2
+
+
+def test_a_model_backend_words_no_more_seeds_than_the_budget_needs(small_crawled, tmp_path):
+    """Under max_questions, a threaded backend's batches shrink to the questions still
+    wanted: a budget of 3 with batch_size 200 worded every seed of the world first."""
+    from tests.conftest import _copy_warehouse
+    wh = _copy_warehouse(small_crawled, tmp_path / "wh")
+    backend = _ThreadedBackend()
+    s = run_compose(wh, ComposeConfig(seed=0, max_questions=3, batch_size=200), backend=backend)
+    assert s.composed == 3 and s.seeds_total > 40
+    assert backend.calls["write_seed"] == s.seeds_done <= 12   # batches of max(wanted, 4)
