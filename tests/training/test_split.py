@@ -85,6 +85,18 @@ def test_task_split_uses_the_held_out_names_unless_a_fraction_is_asked(wh300):
     assert asked.kind == "fraction"
 
 
+def test_a_task_run_streams_the_task_questions_only(wh300):
+    """Other questions of the warehouse (here another seed's 300) are never streamed."""
+    from training.tasks import task_questions
+
+    load_task(wh300, "fact_copy", 300, seed=4)
+    split = resolve_split(DataConfig(task="fact_copy", task_size=300, eval_size=8), wh300,
+                          seed=3)
+    ours = {q.question_id for q in task_questions("fact_copy", 300, "train", 3)}
+    assert len(_all_ids(wh300)) > 300 and _streamed(wh300, split) == ours
+    assert split.as_dict()["task_size"] == 300
+
+
 def test_one_split_at_a_time():
     with pytest.raises(ValueError, match="set one of eval_fraction, eval_where, eval_file"):
         load_config(overrides={"data": {"eval_where": "true", "eval_fraction": 0.1}})
