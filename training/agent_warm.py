@@ -33,14 +33,16 @@ FORMAT_PLAYS = 8
 
 
 class TeacherEngine:
-    """An InferenceEngine stand-in that plays planned turns (each ended by EOS)."""
+    """An InferenceEngine stand-in that plays planned turns, each ended by the request's stop
+    token (the chat template's end-of-turn token), as the model is taught to end them."""
 
     def __init__(self, tokenizer, turns: list[str]):
         self.tok, self.turns, self.version = tokenizer, list(turns), 0
 
     async def agenerate(self, request):
         text = self.turns.pop(0) if self.turns else "<answer></answer>"
-        ids = self.tok.encode(text, add_special_tokens=False) + [self.tok.eos_token_id]
+        end = request.stop_token_ids[0] if request.stop_token_ids else self.tok.eos_token_id
+        ids = self.tok.encode(text, add_special_tokens=False) + [end]
         return GenerationResult(request.prompt_ids, ids, [0.0] * len(ids), [0] * len(ids), "stop")
 
 

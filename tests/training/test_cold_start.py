@@ -1,0 +1,67 @@
+"""The agent's cold start (warm_start.answers: true) is scripted on training-split questions
+only: no evaluation question, nor an answer only an evaluation question has, is ever in a
+model turn of its trajectories; each script searches the question, opens the page that
+states the answer when the results do not show it, answers with the gold, and ends every
+turn with the template's end-of-turn token."""
+
+from __future__ import annotations
+
+from datagen.tools import PageTools
+from training.agent import SearchAgentWorkflow
+from training.agent_warm import warm_start_sequences
+from training.config import TrainConfig
+from training.split import resolve_split
+
+N = 60
+
+
+def _town(i: int) -> tuple[str, str, str]:
+    """(url, page text, answer) of town i: a distinct year per town, stated mid-page."""
+    year = str(1500 + 7 * i)
+    filler = " ".join(f"Town{i} has a market on day {d}." for d in range(12))
+    return (f"http://w/town{i}", f"Town{i} is a river town. {filler} The Town{i} bridge was "
+            f"built in {year}.", year)
+
+
+def _warehouse(wh) -> None:
+    import datetime as dt
+
+    from warehouse import Evidence, PageRecord, QuestionRecord
+    from warehouse.admit import admit
+
+    towns = [_town(i) for i in range(N)]
+    now = dt.datetime.now(dt.timezone.utc)
+    with wh.transaction() as tx:
+        tx.append([PageRecord(url=u, title=f"Town{i}", text=t, content_hash=u, fetched_at=now)
+                   for i, (u, t, _) in enumerate(towns)])
+        tx.append([QuestionRecord(
+            question_id=f"q{i}", question=f"When was the Town{i} bridge built?", answer=y,
+            evidence=(Evidence(u, f"The Town{i} bridge was built in {y}."),), source_urls=(u,))
+            for i, (u, _, y) in enumerate(towns)])
+        admit(tx, [f"q{i}" for i in range(N)], check="test", solver="test", band="medium")
+
+
+def test_cold_start_scripts_only_training_split_questions(wh, tiny_model_dir):
+    from training.models import load_tokenizer
+
+    _warehouse(wh)
+    cfg = TrainConfig(data={"eval_fraction": 0.3, "eval_size": N,
+                            "band_weights": {"medium": 1.0}})
+    split = resolve_split(cfg.data, wh)
+    tok = load_tokenizer(tiny_model_dir)
+    agent = SearchAgentWorkflow(tok, PageTools.open(wh), search_k=1, snippet_chars=60,
+                                max_observation_tokens=400, context_tokens=1024)
+    trajs = warm_start_sequences(agent, wh, split.train_where, 4096, true_answers=True)
+    held_out = {i.question_id for i in split.items}
+    trained = {t.question_id for t in trajs}
+    assert held_out and trained and not held_out & trained
+    assert len(trained) + len(held_out) == N
+    answers = {i: _town(int(i[1:]))[2] for i in held_out}
+    for t in trajs:
+        said = tok.decode([i for i, m in zip(t.output_ids, t.loss_mask) if m])
+        assert not any(f"Town{q[1:]} " in said or a in said for q, a in answers.items())
+        assert said.startswith("<search>When was the Town") and t.reward == 1.0
+        ends = [i for i, m in zip(t.output_ids, t.loss_mask) if m].count(agent.eot_id)
+        assert ends == t.n_turns
+    opened = [t for t in trajs if t.info.agent.n_open]
+    assert opened   # the snippet of 60 characters rarely shows the year: the page is opened
