@@ -14,6 +14,14 @@ long-tailed latency would leave most slots empty. A group's start version is the
 when it opened (its episodes may start later, under newer weights: the bound stays safe).
 Groups whose rewards are all equal carry no GRPO signal and are dropped
 (counted); so are groups in which the workflow rejected an episode (returned None).
+Except failures that say something: a group whose rewards are all equal and *below* the
+policy's recent mean reward m (the last batch's worth of finished episodes) is kept at the
+rate m - r (`groups_below_mean_kept`; thinned by a running credit, not at random), and
+`training.loss.grpo_advantages` pushes its answers down against the batch's mean. While the
+policy fails nearly everything (m ~ 0) such groups say nothing and are dropped, so they never
+crowd out the groups with a signal; once it solves most questions, a question it fails every
+time (a digit it answers wrong with p ~ 0.997) is exactly what it must unlearn, and without
+this nothing ever moves it (docs/experiments/2026-12-01-train-cpu-below-mean-groups.md).
 
 An episode that raises (the reward, an inference request, a tool) fails alone: its group is
 dropped at once (running siblings cancelled) and counted as `dropped_failed/<ExceptionType>`.
@@ -42,7 +50,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
@@ -122,6 +130,8 @@ class RolloutController:
         self._changed: asyncio.Event | None = None
         self._error: BaseException | None = None
         self._exhausted = False
+        self._recent: deque[float] = deque(maxlen=batch_size)   # last finished rewards
+        self._keep_credit = 0.0
 
     # ---- admission ------------------------------------------------------------------
     @property
@@ -258,6 +268,10 @@ class RolloutController:
         elif len({t.reward for t in trajs}) == 1:
             self.counts["groups_no_signal"] += 1
             reason = "dropped_no_signal" if self.dynamic_sampling else None
+            if reason and self._keep_below_mean(trajs[0].reward):
+                self.counts["groups_below_mean_kept"] += 1
+                reason = None
+        self._recent.extend(t.reward for t in trajs)
         self.counts["episodes_finished"] += len(trajs)
         self.counts["episodes_rejected"] += self.n - len(trajs)
         if reason:
@@ -268,6 +282,17 @@ class RolloutController:
             self.accepted += self.n
             self.counts["groups_accepted"] += 1
         self.finished.extend((t, group.item, reason is None) for t in trajs)
+
+    def _keep_below_mean(self, reward: float) -> bool:
+        """Keep an all-equal group at the rate its reward falls short of the recent mean
+        (a running credit: deterministic, and exact on average)."""
+        if not self._recent:
+            return False
+        self._keep_credit += min(1.0, max(0.0, sum(self._recent) / len(self._recent) - reward))
+        if self._keep_credit < 1.0:
+            return False
+        self._keep_credit -= 1.0
+        return True
 
     def _notify(self) -> None:
         if self._changed is not None:
