@@ -1,7 +1,9 @@
 """DeepSpeedTrainEngine: `training.api.TrainEngine` on DeepSpeed (ZeRO 0-3, fp32/bf16).
 
 The same code runs as one CPU process (gloo), under the `deepspeed` launcher with several
-processes, and on GPUs (nccl). DeepSpeed reads its rendezvous (`LAUNCHER_VARS`) from the
+processes, and on GPUs (nccl). `precision: bf16` is DeepSpeed's bf16 on GPUs; on a CPU it is
+autocast (`torch.autocast("cpu", bfloat16)` around the forward passes, fp32 weights and
+optimizer; half the step time on an AMX CPU), or fp32 with a warning on a CPU without bf16. DeepSpeed reads its rendezvous (`LAUNCHER_VARS`) from the
 environment even for one process; the launchers set it, and a program that runs alone sets
 `lone_process_env()` at its entry point (`datagen train` does): this module never writes
 `os.environ`.
@@ -31,8 +33,8 @@ logger = logging.getLogger(__name__)
 _CKPT_TAG = "state"
 
 
-__all__ = ["DeepSpeedEngineConfig", "DeepSpeedTrainEngine", "init_distributed",
-           "lone_process_env", "token_logprobs"]
+__all__ = ["DeepSpeedEngineConfig", "DeepSpeedTrainEngine", "cpu_bf16_supported",
+           "init_distributed", "lone_process_env", "token_logprobs"]
 
 GRAD_CLIP = 1.0   # global gradient-norm clip of every step
 LAUNCHER_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK")
@@ -75,6 +77,16 @@ def init_distributed() -> None:
     deepspeed.init_distributed(dist_backend="nccl" if torch.cuda.is_available() else "gloo")
 
 
+def cpu_bf16_supported() -> bool:
+    """Whether this CPU runs bf16 matmuls natively (AVX-512 BF16 or AMX), as oneDNN says."""
+    import torch
+
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
 def token_logprobs(logits, input_ids, temperature: float = 1.0):
     """[B, T] logprobs of `input_ids` under `logits` (position 0 is 0), float32."""
     import torch
@@ -99,6 +111,10 @@ class DeepSpeedTrainEngine:
         self.temperature = temperature
         self.model_path = Path(model_path)
         init_distributed()
+        self._autocast = self.config.precision == "bf16" and not torch.cuda.is_available()
+        if self._autocast and not cpu_bf16_supported():
+            logger.warning("engine.precision bf16: this CPU has no bf16 support; training in fp32")
+            self._autocast = False
         self.rank = torch.distributed.get_rank()
         self.world = torch.distributed.get_world_size()
         self.tokenizer = load_tokenizer(model_path)
@@ -117,6 +133,8 @@ class DeepSpeedTrainEngine:
         self._lr_override = lr
 
     def _ds_config(self) -> dict:
+        import torch
+
         c = self.config
         ds = {
             "train_micro_batch_size_per_gpu": c.micro_batch_size,
@@ -125,7 +143,7 @@ class DeepSpeedTrainEngine:
             "gradient_clipping": GRAD_CLIP,
             "zero_optimization": {"stage": c.zero_stage},
             "zero_allow_untested_optimizer": True,
-            "bf16": {"enabled": c.precision == "bf16"},
+            "bf16": {"enabled": c.precision == "bf16" and torch.cuda.is_available()},
             "steps_per_print": 10**9,
             "wall_clock_breakdown": False,
         }
@@ -142,8 +160,15 @@ class DeepSpeedTrainEngine:
                 for k, v in batch.items()}
 
     def _logprobs(self, batch: dict):
-        out = self.engine(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                          use_cache=False)
+        import contextlib
+
+        import torch
+
+        cast = (torch.autocast("cpu", dtype=torch.bfloat16) if self._autocast
+                else contextlib.nullcontext())
+        with cast:   # the backward runs outside, as autocast wants
+            out = self.engine(input_ids=batch["input_ids"],
+                              attention_mask=batch["attention_mask"], use_cache=False)
         return token_logprobs(out.logits, batch["input_ids"], self.temperature)
 
     def forward_logprobs(self, batch: TensorBatch):
