@@ -1,6 +1,7 @@
-"""The agent a user already wrote, as an RL workflow (`rollout.workflow: openai`).
+"""The agent a user already wrote, as an RL workflow.
 
-`agent.entrypoint: "package.module:function"` names an async function
+`rollout.workflow: "package.module:function"` (or `"path/to/file.py:function"`) names an
+async function
 
     async def agent(question: str, client: openai.AsyncOpenAI, tools) -> str | tuple[str, float]
 
@@ -33,19 +34,39 @@ AgentFn = Callable[..., Awaitable["str | tuple[str, float]"]]
 
 
 def load_entrypoint(spec: str) -> AgentFn:
-    """The async function `package.module:function` names; ValueError saying what is wrong
-    (checked when the config is read, not at the first episode)."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise ValueError(f"agent.entrypoint {spec!r}: write it as 'package.module:function'")
+    """The async function `package.module:function` or `path/to/file.py:function` names
+    (a module is looked up from the working directory too, as uvicorn does); ValueError
+    saying what is wrong (checked when the config is read, not at the first episode)."""
+    where, _, attr = spec.rpartition(":")
+    if not where or not attr:
+        raise ValueError(f"rollout.workflow {spec!r}: write 'package.module:function' or "
+                         "'path/to/file.py:function'")
     try:
-        fn = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"agent.entrypoint {spec!r}: {exc}") from None
+        fn = getattr(_module(where), attr)
+    except (ImportError, AttributeError, OSError) as exc:
+        raise ValueError(f"rollout.workflow {spec!r}: {exc}") from None
     if not inspect.iscoroutinefunction(fn):
-        raise ValueError(f"agent.entrypoint {spec!r} is not an async function "
+        raise ValueError(f"rollout.workflow {spec!r} is not an async function "
                          "(async def agent(question, client, tools))")
     return fn
+
+
+def _module(where: str):
+    import importlib.util
+    import os
+    import sys
+    if where.endswith(".py"):
+        path = os.path.abspath(where)
+        if not os.path.isfile(path):
+            raise OSError(f"no file {path}")
+        name = "user_agent_" + os.path.splitext(os.path.basename(path))[0]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    return importlib.import_module(where)
 
 
 @dataclass

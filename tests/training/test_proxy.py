@@ -186,10 +186,20 @@ def test_trajectory_from_calls_reasons():
 
 
 def test_load_entrypoint_errors_name_the_spec():
-    for spec, says in (("nomodule", "package.module:function"),
+    for spec, says in (("nomodule", "package.module:function"), ("no/file.py:agent", "no file"),
                        ("training.nope:agent", "No module"),
                        ("training.user_agent:missing", "missing"),
                        ("training.user_agent:load_entrypoint", "not an async function")):
         with pytest.raises(ValueError, match=says):
             load_entrypoint(spec)
     assert load_entrypoint("tests.training.test_proxy:_two_turns") is _two_turns
+
+
+def test_the_example_agent_plays_the_in_process_agents_recipe():
+    """examples/search_agent_openai.py loads by file path and keeps training/agent.py's
+    prompt and tags, so the two can be compared step for step."""
+    from training import agent
+    fn = load_entrypoint("examples/search_agent_openai.py:agent")
+    example = __import__("sys").modules[fn.__module__]
+    assert example.SYSTEM == agent.SYSTEM_PROMPT
+    assert example.TAG.pattern == agent._TAG.pattern
