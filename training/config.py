@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class _Strict(BaseModel):
@@ -102,9 +102,12 @@ class RolloutConfig(_Strict):
         "reward", description="verifiers.score_response mode, for training and evaluation: "
         "reward (equivalents pay, lists of candidates and padding earn 0), strict (exact "
         "match with the gold or an alias), judge (lenient, as human raters judge)")
-    workflow: Literal["qa", "search"] = Field(
+    workflow: str = Field(
         "qa", description="qa: single-turn answers; search: the multi-turn search agent "
-        "(training/agent.py) with search/open over the warehouse's pages, see `agent:`")
+        "(training/agent.py) with search/open over the warehouse's pages, see `agent:`; "
+        "'package.module:function' or 'path/to/file.py:function': your own async agent "
+        "(question, openai_client, tools), trained through the trainer's OpenAI-compatible "
+        "endpoint (training/user_agent.py)")
     tool_latency_median_s: float = Field(0.0, ge=0, description="simulated tool latency, "
                                          "lognormal: per episode (qa), per tool call (search)")
     tool_latency_sigma: float = Field(1.2, ge=0)
@@ -119,6 +122,17 @@ class RolloutConfig(_Strict):
                              "`reward: strict` for true, or remove the key for the default "
                              "`reward: reward`")
         return data
+
+    @field_validator("workflow")
+    @classmethod
+    def _known_workflow(cls, value: str) -> str:
+        if value not in ("qa", "search"):
+            if ":" not in value:
+                raise ValueError(f"rollout.workflow {value!r}: use qa, search, or your agent "
+                                 "as 'package.module:function'")
+            from training.user_agent import load_entrypoint
+            load_entrypoint(value)      # a wrong name fails here, not at the first episode
+        return value
 
     @model_validator(mode="after")
     def _groups_fit(self):
