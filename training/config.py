@@ -160,14 +160,14 @@ class LossConfig(_Strict):
 
 
 class WarmStartConfig(_Strict):
-    steps: int = Field(0, ge=0, description="supervised steps on the output format (random "
-                       "answers: teaches the format, not the task)")
+    steps: int = Field(0, ge=0, description="supervised steps before RL, on training-split "
+                       "questions (kept as RUN/warm_start)")
     batch_size: int = 32
     lr: Optional[float] = None
     answers: Literal["random", "true"] = Field(
-        "random", description="random: the format only (RL must learn the task); true: "
-        "supervised on the task itself, a head start for benchmarks that study the RL system "
-        "rather than learning from scratch")
+        "random", description="random: the format only (RL must learn the task; a "
+        "random-init model's lever); true: supervised on the task itself (the search agent's "
+        "cold start: scripted search/open/answer trajectories with the gold answer)")
 
 
 class AgentConfig(_Strict):
