@@ -69,7 +69,13 @@ def _format_model(out: Path, questions: list[str]) -> Path:
 def _config(tmp_path: Path, model: Path) -> Path:
     cfg = yaml.safe_load((REPO / "examples" / "search_agent_cpu.yaml").read_text())
     cfg.update(steps=2, eval_every=2, checkpoint_every=2)
+    # The example's real model, vLLM and cold start are the slow and vLLM tests' business
+    # (test_agent_real_model.py); here the agent path runs on a tiny model in-process.
     cfg["model"] = {"path": str(model)}
+    cfg.pop("warm_start")
+    cfg["rollout"].pop("vllm_kwargs")
+    cfg["rollout"]["inference"] = "hf"
+    cfg["engine"]["precision"] = "fp32"
     cfg["data"].update(eval_size=4, band_weights={"medium": 1.0})
     # dynamic_sampling off: a batch never waits for groups with a signal (a tiny model's
     # episodes rarely differ; with it on, the two steps took from 1 to 15+ minutes)
