@@ -96,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parts", default="stages,judge", help="stages, judge or both")
     ap.add_argument("--entities", type=int, help="demo world size (default 200; --quick 60)")
     ap.add_argument("--max-questions", type=int, help="composed questions (40; --quick 8)")
+    ap.add_argument("--hotpotqa", action="store_true", help="the stages on the HotpotQA site "
+                    "(shared data) instead of the demo world")
     ap.add_argument("--examples", type=Path, help="write the composed questions here (JSON)")
     ap.add_argument("--samples-log", type=Path, help="log every wording the model wrote, and "
                     "why it was refused, to this file")
@@ -157,7 +159,8 @@ def run_stages_for(a: argparse.Namespace, url: str, model: str):
         logger.setLevel(logging.DEBUG)
     fig = run_stages(url, model, entities=a.entities or (60 if a.quick else 200),
                      max_questions=a.max_questions or (8 if a.quick else 40),
-                     workers=a.workers, max_k=3 if a.quick else 6, notool_k=3)
+                     workers=a.workers, max_k=3 if a.quick else 6, notool_k=3,
+                     hotpotqa=DATA if a.hotpotqa else None)
     if a.examples:
         a.examples.write_text(json.dumps(fig.examples, indent=1, default=str))
     return fig

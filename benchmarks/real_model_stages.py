@@ -42,6 +42,19 @@ def demo_warehouse(entities: int, root: Path):
     return wh
 
 
+def hotpotqa_warehouse(data: Path, root: Path):
+    """A fresh warehouse holding a crawl of the HotpotQA site the compose tests write
+    (tests/compose/test_real_text.py: `sites.write_hotpotqa_site`, `datagen crawl FOLDER`)."""
+    import warehouse
+    from datagen import sites
+    from datagen.crawl import CrawlConfig, run_crawl
+    site = sites.write_hotpotqa_site(data / "corpus" / "hotpotqa_train100_corpus.json",
+                                     root / "site")
+    wh = warehouse.open(root / "wh")
+    run_crawl(CrawlConfig(seeds=[str(site)]), wh)
+    return wh
+
+
 def compose(wh, url: str, model: str, max_questions: int, workers: int) -> tuple[dict, object]:
     """run_compose with the LLM backend as `datagen compose --backend llm` builds it (no
     cache: every call reaches the model); the figures and the backend."""
@@ -86,16 +99,16 @@ def call_figures(wh, run_id: str, workers: int) -> dict:
 
 def truth(wh, site: Path, drafts: set[str]) -> tuple[dict, list[dict]]:
     """The share of composed questions whose answer set by the demo ground truth is exactly
-    their answer (right and unique), and the rows, each marked as the model's wording or
-    the kept draft."""
+    their answer (right and unique; 0 without a `site`), and the rows, each marked as the
+    model's wording or the kept draft."""
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from tests.compose.test_demo_truth import Truth
-    t = Truth(site)
+    t = Truth(site) if site else None
     rows = wh.sql(f"SELECT question, answer, hops, trace, evidence FROM questions WHERE {WHERE} "
                   "ORDER BY question_id").to_pylist()
     for r in rows:
-        r["truth"] = sorted(t.answers(json.loads(r["trace"])))
+        r["truth"] = sorted(t.answers(json.loads(r["trace"]))) if t else None
         r["right_unique"] = r["truth"] == [r["answer"]]
         r["model_worded"] = r["question"] not in drafts
     n = len(rows)
@@ -159,16 +172,20 @@ def notool(wh, url: str, model: str, k: int, workers: int) -> dict:
 
 
 def run_stages(url: str, model: str, *, entities: int, max_questions: int, workers: int,
-               max_k: int, notool_k: int, say=print) -> StageFigures:
-    """Every data-stage measurement on one fresh demo warehouse (kept in a temp folder)."""
+               max_k: int, notool_k: int, hotpotqa: Path | None = None,
+               say=print) -> StageFigures:
+    """Every data-stage measurement on one fresh warehouse (kept in a temp folder): the
+    `entities`-entity demo world, or the HotpotQA site from the shared data at `hotpotqa`
+    (no ground truth there: the composer's own checks only)."""
     from datagen.crawl.demo import demo_world_dir
-    fig = StageFigures(entities=entities)
+    fig = StageFigures(entities=0 if hotpotqa else entities)
     root = Path(tempfile.mkdtemp(prefix="bench-real-model-"))
-    wh = demo_warehouse(entities, root)
+    wh = hotpotqa_warehouse(hotpotqa, root) if hotpotqa else demo_warehouse(entities, root)
     try:
         fig.compose, backend = compose(wh, url, model, max_questions, workers)
         say(f"compose: {json.dumps(fig.compose, default=str)}")
-        fig.truth, rows = truth(wh, demo_world_dir(entities, 0), backend.drafts_kept)
+        site = None if hotpotqa else demo_world_dir(entities, 0)
+        fig.truth, rows = truth(wh, site, backend.drafts_kept)
         fig.examples = rows
         say(f"truth: {json.dumps(fig.truth)}")
         if fig.compose["composed"]:
@@ -185,14 +202,16 @@ def run_stages(url: str, model: str, *, entities: int, max_questions: int, worke
 def result_parts(fig: StageFigures) -> list[str]:
     """The data-stage fields of the RESULT line."""
     c, t = fig.compose, fig.truth
-    parts = [f"entities={fig.entities}", f"seeds_tried={c['seeds_tried']}",
+    parts = [f"entities={fig.entities or 'hotpotqa'}", f"seeds_tried={c['seeds_tried']}",
              f"composed={c['composed']}",
              "composed_by_hops=" + ",".join(f"{h}:{n}" for h, n in c["by_hops"].items()),
              f"yield={c['composed'] / max(1, c['valid_seeds']):.3f}",
              f"compose_calls={c['calls']}", f"calls_per_question={c['calls_per_question']:.1f}",
              f"compose_in_flight={c['in_flight']:.2f}", f"saturation={c['saturation']:.2f}",
              f"compose_tokens_per_s={c['tokens_per_s']:.0f}",
-             f"right_unique={t['right_unique']:.3f}", f"model_worded={t['model_worded']}"]
+             f"model_worded={t['model_worded']}"]
+    if fig.entities:  # a ground truth to check against: the demo world's
+        parts.append(f"right_unique={t['right_unique']:.3f}")
     for name, b in fig.bands.items():
         parts.append(f"bands_{name}=" + ";".join(
             f"{h}:" + ",".join(f"{band}={n}" for band, n in row.items() if n)

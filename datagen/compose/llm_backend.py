@@ -36,9 +36,15 @@ QUOTE_CHARS = 160
 MIN_KEPT = 0.6  # of the draft's content words a wording must keep
 SHORT_REPLY_TOKENS = 64  # a step or a self-check is one small JSON object: its timeout is short
 
-STEP_SCHEMA = {"type": "object", "required": ["action", "option"], "properties": {
-    "action": {"type": "string", "enum": ["INJECT", "FUZZ", "EXIT"]},
-    "option": {"type": "integer", "minimum": -1, "maximum": MAX_OPTIONS - 1}}}
+
+def step_schema(n_options: int) -> dict:
+    """The step reply's schema for `n_options` shown: the server then only lets the model
+    name one of them (SmolLM2 named option 1 of a one-option list: 25 of 121 steps)."""
+    return {"type": "object", "required": ["action", "option"], "properties": {
+        "action": {"type": "string", "enum": ["INJECT", "FUZZ", "EXIT"]},
+        "option": {"type": "integer", "minimum": -1, "maximum": n_options - 1}}}
+
+
 QUESTION_SCHEMA = {"type": "object", "required": ["question"], "properties": {
     "question": {"type": "string", "minLength": 8, "maxLength": 400}}}
 CHECK_SCHEMA = {"type": "object", "required": ["names_answer", "states_all_facts", "one_answer"],
@@ -46,14 +52,13 @@ CHECK_SCHEMA = {"type": "object", "required": ["names_answer", "states_all_facts
                                "states_all_facts": {"type": "boolean"},
                                "one_answer": {"type": "boolean"}}}
 
+# The wording prompts do not show the answer: a small model copies what it is shown
+# (SmolLM2 wrote it into 43 of 169 wordings when the prompt said "must not appear: X").
 SEED_PROMPT = """Rewrite the draft as one natural trivia question with the same meaning.
 Draft: {draft}
 It asks for: {ask}
-Answer (must not appear in the question): {answer}
 Keep these words exactly: {required}
-Add no name, number or fact that is not in the draft or on the page.
-Page: {title}
-The page says: "{quote}"
+Add no name, number or fact that is not in the draft.
 Write one question ending with a question mark. Reply with JSON: {{"question": "..."}}"""
 
 # A verdict of the self-check that an exact check can refute (`names_answer`) calibrates it:
@@ -76,8 +81,7 @@ Reply with JSON: {{"action": "INJECT" | "FUZZ" | "EXIT", "option": <number, -1 f
 
 WORD_PROMPT = """Rewrite the draft as one natural trivia question with the same meaning.
 Draft: {draft}
-Keep these words exactly: {required}
-Never write: {forbidden}
+Keep these words exactly: {required}{never}
 Add no name, number or fact that is not in the draft or in these facts (quoted from the pages):
 {facts}
 Write one question ending with a question mark. Reply with JSON: {{"question": "..."}}"""
@@ -138,8 +142,8 @@ class LLMBackend:
         prompt = STEP_PROMPT.format(question=chain.question or render_question(chain),
                                     answer=chain.ask.answer, hops=chain.hops,
                                     target=target_hops, options=describe_options(shown))
-        data = self._ask(prompt, STEP_SCHEMA, "compose/step", chain, n=1, temperature=0.0,
-                         max_tokens=SHORT_REPLY_TOKENS)
+        data = self._ask(prompt, step_schema(len(shown)), "compose/step", chain, n=1,
+                         temperature=0.0, max_tokens=SHORT_REPLY_TOKENS)
         if data is None or data["action"] == "EXIT":
             return None
         pick = data["option"]
@@ -154,8 +158,10 @@ class LLMBackend:
         """A wording that keeps every constraint and hides the answer, checked by the model;
         the draft (the embedded wording) when no sample of the model's passes."""
         draft = render_question(chain) or ""
+        hidden = fuzzed_values(chain)
+        never = f"\nNever write: {quoted(hidden)}" if hidden else ""
         prompt = WORD_PROMPT.format(facts=facts_block(chain), required=quoted(required(chain)),
-                                    forbidden=quoted(forbidden(chain)), draft=draft)
+                                    never=never, draft=draft)
         worded = self._wording(prompt, chain, "compose/word", draft + facts_block(chain))
         if worded is None and draft:
             self.rejections["word_kept_the_draft"] += 1
@@ -165,10 +171,9 @@ class LLMBackend:
     def write_seed(self, chain: Chain, rng: random.Random) -> str | None:
         """The wording of a one-fact seed, written from the page's quote."""
         ask, draft = chain.ask, render_question(chain) or ""
-        prompt = SEED_PROMPT.format(title=chain.root.name, quote=clip(ask.evidence.quote),
-                                    ask=f"the {ask.relation.replace('_', ' ')} of {chain.root.name}",
-                                    answer=ask.answer, required=quoted(required(chain)),
-                                    draft=draft)
+        prompt = SEED_PROMPT.format(
+            ask=f"the {ask.relation.replace('_', ' ')} of {chain.root.name}",
+            required=quoted(required(chain)), draft=draft)
         return self._wording(prompt, chain, "compose/seed",
                              " ".join((draft, ask.evidence.quote, chain.root.name)))
 
@@ -269,10 +274,14 @@ def required(chain: Chain) -> list[str]:
 
 def forbidden(chain: Chain) -> list[str]:
     """What it must not contain: the answer, its aliases, and fuzzed literals' exact values."""
-    out = [chain.ask.answer, *chain.ask.aliases]
-    out += [c.value.text for _, c in chain.clauses()
-            if isinstance(c.value, Literal) and c.value.fuzzed]
+    out = [chain.ask.answer, *chain.ask.aliases, *fuzzed_values(chain)]
     return list(dict.fromkeys(x for x in out if x))
+
+
+def fuzzed_values(chain: Chain) -> list[str]:
+    """The exact values of fuzzed literals (the facts block shows them; the question may not)."""
+    return [c.value.text for _, c in chain.clauses()
+            if isinstance(c.value, Literal) and c.value.fuzzed]
 
 
 def tidy(text: str) -> str:
