@@ -66,6 +66,12 @@ Write one question ending with a question mark. Reply with JSON: {{"question": "
 CHECK_CALIBRATION = 8
 _NAMES = re.compile(r"(?<=\s)[A-Z][\w'-]+|\d[\d,.:/-]*\d|\d")
 _LABEL = re.compile(r"^(?:draft|question|rewritten question|answer)\s*:\s*", re.I)
+_ASKS = {"date": re.compile(r"\b(when|date|day)\b", re.I),
+         "year": re.compile(r"\b(when|year)\b", re.I),
+         "number": re.compile(r"\bhow (many|much|large|big)\b|\b(attendance|population|number|"
+                              r"crowd|size)\b", re.I)}
+_NOT_ENTITY = re.compile(r"\bhow (many|much|large|big)\b|\bwhen\b|\b(what|which) (date|year|day)\b",
+                         re.I)
 _PLAIN = {"what", "which", "who", "whom", "whose", "when", "where", "how", "in", "the", "a",
           "an", "on", "of", "at", "by", "for", "from", "to", "and", "is", "was", "did"}
 
@@ -314,7 +320,24 @@ def wording_problem(text: str, chain: Chain, known: str = "", draft: str = "") -
         return "adds_unknown_names"
     if draft and kept_share(text, draft) < MIN_KEPT:
         return "drifts_from_draft"
+    kind = chain.ask.answer_type
+    if draft and asks_another_kind(text, kind) and not asks_another_kind(draft, kind):
+        return "asks_another_kind"
     return ""
+
+
+def asks_another_kind(question: str, answer_type: str) -> bool:
+    """Does the question ask for another kind of answer than `answer_type`? SmolLM2 kept the
+    draft's words and turned 'on which date' into 'which company' (answer: a date).
+
+    >>> asks_another_kind("Which company did she found?", "date")
+    True
+    >>> asks_another_kind("On what date did it begin?", "date")
+    False
+    """
+    if answer_type in _ASKS:
+        return not _ASKS[answer_type].search(question)
+    return answer_type == "entity" and bool(_NOT_ENTITY.search(question))
 
 
 def content_words(text: str) -> set[str]:
