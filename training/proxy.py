@@ -34,7 +34,7 @@ from training.api import GenerationRequest, GenerationResult, InferenceEngine
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ChatCall", "ChatProxy", "ProxyError"]
+__all__ = ["ChatCall", "ChatProxy", "ProxyError", "RecordedEpisode"]
 
 
 class _Part(BaseModel):
@@ -95,9 +95,14 @@ class ChatCall:
 
 
 @dataclass
-class _Episode:
+class RecordedEpisode:
+    """What the endpoint recorded of one episode: its calls in order, and whether a call was
+    refused because the conversation outgrew the model's context."""
+
     engine: InferenceEngine
+    temperature: float
     calls: list[ChatCall] = field(default_factory=list)
+    overflow: bool = False
 
 
 @dataclass
@@ -114,10 +119,18 @@ class ChatProxy:
     counts: Counter = field(default_factory=Counter)
 
     def __post_init__(self):
-        self._episodes: dict[str, _Episode] = {}
-        self._runner = None
+        self._episodes: dict[str, RecordedEpisode] = {}
+        self._runner = self._lock = None
         self.url = ""
         self._ids = itertools.count()
+
+    async def ensure_started(self) -> str:
+        """Start serving on first use (in the trainer's event loop); the base URL."""
+        import asyncio
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            return self.url or await self.start()
 
     async def start(self, port: int = 0) -> str:
         """Serve in the running event loop; returns the base URL (`http://host:port/v1`)."""
@@ -138,15 +151,19 @@ class ChatProxy:
             await self._runner.cleanup()
             self._runner = None
 
-    def open_episode(self, engine: InferenceEngine) -> str:
-        """A new episode whose calls generate with `engine`; its id goes in X-Episode-Id."""
+    def open_episode(self, engine: InferenceEngine, temperature: float | None = None) -> str:
+        """A new episode whose calls generate with `engine` (at `temperature`, default the
+        proxy's: evaluation samples at its own); its id goes in X-Episode-Id."""
         episode_id = f"ep-{next(self._ids)}-{uuid.uuid4().hex[:8]}"
-        self._episodes[episode_id] = _Episode(engine)
+        self._episodes[episode_id] = RecordedEpisode(engine, temperature or self.temperature)
         return episode_id
 
-    def close_episode(self, episode_id: str) -> list[ChatCall]:
-        """The episode's calls in order; later calls with its id are refused."""
-        return self._episodes.pop(episode_id).calls
+    def recorded(self, episode_id: str) -> RecordedEpisode:
+        return self._episodes[episode_id]
+
+    def close_episode(self, episode_id: str) -> RecordedEpisode:
+        """What the episode's calls recorded; later calls with its id are refused."""
+        return self._episodes.pop(episode_id)
 
     async def complete(self, episode_id: str, body: dict) -> dict:
         """One chat completion for the episode (what the HTTP route serves)."""
@@ -155,15 +172,16 @@ class ChatProxy:
             raise ProxyError(f"unknown episode id {episode_id!r}: it is not open (each "
                              "episode's id comes from the trainer)", "unknown_episode")
         req = _parse(body)
-        self._count_overrides(req)
+        self._count_overrides(req, episode.temperature)
         messages = tuple((m.role, m.text()) for m in req.messages)
         prompt = self._prompt_ids(episode, messages)
         room = self.context_tokens - len(prompt)
         if room <= 0:
+            episode.overflow = True
             raise ProxyError(f"the prompt has {len(prompt)} tokens; the model's context is "
                              f"{self.context_tokens}", "context_length_exceeded")
         wanted = req.max_completion_tokens or req.max_tokens or self.max_new_tokens
-        request = GenerationRequest(prompt_ids=prompt, temperature=self.temperature,
+        request = GenerationRequest(prompt_ids=prompt, temperature=episode.temperature,
                                     max_new_tokens=min(wanted, self.max_new_tokens, room),
                                     top_p=self.top_p, stop_token_ids=self._stop_ids())
         result = await episode.engine.agenerate(request)
@@ -172,7 +190,7 @@ class ChatProxy:
         self.counts["calls"] += 1
         return self._response(result, text, len(prompt))
 
-    def _prompt_ids(self, episode: _Episode, messages: tuple[Message, ...]) -> list[int]:
+    def _prompt_ids(self, episode: RecordedEpisode, messages: tuple[Message, ...]) -> list[int]:
         """The last call's ids continued by the added turns, or the whole rendering."""
         from training.chat import continue_ids, render_ids
         if episode.calls:
@@ -188,8 +206,8 @@ class ChatProxy:
         from training.chat import end_of_turn_ids
         return end_of_turn_ids(self.tokenizer)
 
-    def _count_overrides(self, req: _ChatRequest) -> None:
-        if req.temperature is not None and req.temperature != self.temperature:
+    def _count_overrides(self, req: _ChatRequest, temperature: float) -> None:
+        if req.temperature is not None and req.temperature != temperature:
             self.counts["temperature_ignored"] += 1
         if req.top_p is not None and req.top_p != self.top_p:
             self.counts["top_p_ignored"] += 1

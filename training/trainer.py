@@ -96,6 +96,8 @@ class _Trainer:
                 if world > 1:
                     await asyncio.to_thread(p.train_engine.stop)
                 await p.controller.aclose()
+                if aclose := getattr(p.workflow, "aclose", None):   # a user agent's endpoint
+                    await aclose()
                 p.inference.close()
                 p.reader.close()
             run.summary = summary

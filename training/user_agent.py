@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
 from training.api import AgentInfo, EpisodeInfo, EpisodeItem, InferenceEngine, Trajectory
-from training.proxy import ChatCall, ChatProxy
+from training.proxy import ChatCall, ChatProxy, RecordedEpisode
 
 __all__ = ["CountedTools", "UserAgentWorkflow", "load_entrypoint", "trajectory_from_calls"]
 
@@ -124,7 +124,11 @@ class UserAgentWorkflow:
     entrypoint: AgentFn
     tools: object
     reward_mode: str = "reward"
+    temperature: float | None = None     # None: the proxy's (the rollouts')
     rejected: Counter = field(default_factory=Counter)
+
+    async def aclose(self) -> None:
+        await self.proxy.close()
 
     def prompt_ids(self, question: str) -> list[int]:
         from training.chat import render_ids
@@ -134,33 +138,44 @@ class UserAgentWorkflow:
                           item: EpisodeItem) -> Trajectory | None:
         t0 = time.monotonic()
         tools = CountedTools(self.tools)
-        answer, own_reward, calls = await self._play(engine, item.question, tools)
-        tokens = trajectory_from_calls(calls)
+        answer, own_reward, episode = await self._play(engine, item.question, tools)
+        tokens = trajectory_from_calls(episode.calls)
         if isinstance(tokens, str):
             self.rejected[tokens] += 1
             return None
-        return self._trajectory(item, tokens, calls, answer, own_reward, tools,
+        return self._trajectory(item, tokens, episode, answer, own_reward, tools,
                                 time.monotonic() - t0)
 
     async def _play(self, engine: InferenceEngine, question: str, tools: CountedTools):
-        """Run the user's function once; (answer, its reward or None, the recorded calls)."""
+        """Run the user's function once: (answer, its reward or None, what was recorded).
+
+        A function that fails because its conversation outgrew the model's context ends the
+        episode as the in-process agent's overflow does: no answer, reward 0, its tokens kept.
+        Any other exception propagates (the controller fails the episode and counts it)."""
         import openai
-        episode = self.proxy.open_episode(engine)
-        client = openai.AsyncOpenAI(base_url=self.proxy.url, api_key="local", max_retries=0,
+        url = await self.proxy.ensure_started()
+        episode = self.proxy.open_episode(engine, self.temperature)
+        client = openai.AsyncOpenAI(base_url=url, api_key="local", max_retries=0,
                                     default_headers={"X-Episode-Id": episode})
         try:
             result = await self.entrypoint(question, client, tools)
+        except openai.BadRequestError:
+            if not self.proxy.recorded(episode).overflow:
+                raise
+            result = None
         finally:
-            calls = self.proxy.close_episode(episode)
+            recorded = self.proxy.close_episode(episode)
             await client.close()
         if isinstance(result, tuple):
-            return str(result[0]), float(result[1]), calls
-        return (None if result is None else str(result)), None, calls
+            return str(result[0]), float(result[1]), recorded
+        return (None if result is None else str(result)), None, recorded
 
-    def _trajectory(self, item: EpisodeItem, tokens, calls: list[ChatCall], answer: str | None,
-                    own_reward: float | None, tools: CountedTools, seconds: float) -> Trajectory:
+    def _trajectory(self, item: EpisodeItem, tokens, episode: RecordedEpisode,
+                    answer: str | None, own_reward: float | None, tools: CountedTools,
+                    seconds: float) -> Trajectory:
         from training.workflow import answer_reward
         prompt, out = tokens
+        calls = episode.calls
         finished = calls[-1].result.finish_reason == "stop"
         reward, rule = own_reward or 0.0, "agent_reward" if own_reward is not None else "no_answer"
         if own_reward is None and answer is not None:
@@ -169,7 +184,7 @@ class UserAgentWorkflow:
         info = EpisodeInfo(
             reward_rule=rule, finish_reason="stop" if finished else "length", episode_s=seconds,
             n_interruptions=sum(c.result.n_interruptions for c in calls),
-            agent=AgentInfo(answer=answer, n_search=tools.calls["search"],
+            agent=AgentInfo(answer=answer, overflow=episode.overflow, n_search=tools.calls["search"],
                             n_open=tools.calls["open"], reward_task=reward))
         return Trajectory(
             question_id=item.question_id, prompt_ids=prompt, output_ids=out.ids,

@@ -160,7 +160,7 @@ def test_the_real_engine_answers_through_the_endpoint_with_logprobs_recorded(tok
         reply = await client.chat.completions.create(
             model="policy", messages=[{"role": "user", "content": "When was it built?"}])
         await client.close()
-        return reply, proxy.close_episode(episode)
+        return reply, proxy.close_episode(episode).calls
     reply, calls = _run(play, tok, hf_engine, max_new_tokens=8)
     (call,) = calls
     assert reply.choices[0].message.content == call.text
@@ -203,3 +203,22 @@ def test_the_example_agent_plays_the_in_process_agents_recipe():
     example = __import__("sys").modules[fn.__module__]
     assert example.SYSTEM == agent.SYSTEM_PROMPT
     assert example.TAG.pattern == agent._TAG.pattern
+
+
+async def _talks_until_refused(question, client, tools):
+    msgs = [{"role": "user", "content": question}]
+    while True:
+        reply = await client.chat.completions.create(model="policy", messages=msgs)
+        msgs += [{"role": "assistant", "content": reply.choices[0].message.content},
+                 {"role": "user", "content": "go on " * 10}]
+
+
+def test_an_agent_past_the_context_ends_as_an_overflow_with_its_tokens_kept(tok):
+    engine = ScriptedEngine(tok, ["more words"] * 50)
+
+    async def play(proxy, engine):
+        wf = UserAgentWorkflow(proxy, _talks_until_refused, PageTools.from_pages(PAGES))
+        return await wf.run_episode(engine, ITEM)
+    traj = _run(play, tok, engine, context_tokens=120)
+    assert traj.info.agent.overflow and traj.reward == 0.0 and traj.n_turns >= 2
+    assert len(traj.prompt_ids) + len(traj.output_ids) <= 120 and sum(traj.loss_mask) > 0
