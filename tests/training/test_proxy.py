@@ -222,3 +222,37 @@ def test_an_agent_past_the_context_ends_as_an_overflow_with_its_tokens_kept(tok)
     traj = _run(play, tok, engine, context_tokens=120)
     assert traj.info.agent.overflow and traj.reward == 0.0 and traj.n_turns >= 2
     assert len(traj.prompt_ids) + len(traj.output_ids) <= 120 and sum(traj.loss_mask) > 0
+
+
+async def _three_free_turns(question, client, tools):
+    msgs = [{"role": "user", "content": question}]
+    for _ in range(3):
+        reply = await client.chat.completions.create(model="policy", messages=msgs)
+        msgs += [{"role": "assistant", "content": reply.choices[0].message.content},
+                 {"role": "user", "content": "and then?"}]
+    return "none"
+
+
+def test_a_weight_update_mid_episode_through_the_endpoint(tok, hf_engine, tiny_model_dir):
+    """The real engine behind the endpoint: a weight update while the user's agent runs
+    gives later tokens the new version, and the recorded logprobs of the generated tokens
+    equal a fresh forward pass over the trajectory the calls became."""
+    import torch
+
+    from training.models import load_causal_lm
+
+    async def play(proxy, engine):
+        wf = UserAgentWorkflow(proxy, _three_free_turns, PageTools.from_pages(PAGES))
+        task = asyncio.create_task(wf.run_episode(engine, ITEM))
+        while engine.tokens_generated < 30 and not task.done():
+            await asyncio.sleep(0.01)
+        await engine.update_weights(1, str(tiny_model_dir))   # same weights, new version
+        return await task
+    traj = _run(play, tok, hf_engine, max_new_tokens=24)
+    assert traj.n_turns == 3 and {0, 1} <= set(traj.output_versions)
+    ids = torch.tensor([traj.prompt_ids + traj.output_ids])
+    with torch.no_grad():
+        logp = torch.log_softmax(load_causal_lm(tiny_model_dir)(ids).logits[0, :-1].float(), -1)
+    ref = logp.gather(-1, ids[0, 1:, None])[:, 0][len(traj.prompt_ids) - 1:]
+    mask = torch.tensor(traj.loss_mask).bool()
+    assert torch.allclose(torch.tensor(traj.output_logprobs)[mask], ref[mask], atol=1e-3)
