@@ -53,7 +53,7 @@ CHECK_SCHEMA = {"type": "object", "required": ["names_answer", "states_all_facts
                                "one_answer": {"type": "boolean"}}}
 
 # The wording prompts do not show the answer: a small model copies what it is shown
-# (SmolLM2 wrote it into 43 of 169 wordings when the prompt said "must not appear: X").
+# (SmolLM2 wrote it in 43 of 169 wording calls when the prompt said "must not appear: X").
 SEED_PROMPT = """Rewrite the draft as one natural trivia question with the same meaning.
 Draft: {draft}
 It asks for: {ask}
@@ -85,11 +85,13 @@ INJECT replaces a named entity by a description (one more hop); FUZZ blurs an ex
 EXIT stops when the question is hard enough.
 Reply with JSON: {{"action": "INJECT" | "FUZZ" | "EXIT", "option": <number, -1 for EXIT>}}"""
 
+# No page quotes and no exact values either: SmolLM2 copied the quoted sentences, which
+# hold the hidden entity's name and the fuzzed values, into its wordings (names_forbidden
+# on 26 of 172 samples with them).
 WORD_PROMPT = """Rewrite the draft as one natural trivia question with the same meaning.
 Draft: {draft}
-Keep these words exactly: {required}{never}
-Add no name, number or fact that is not in the draft or in these facts (quoted from the pages):
-{facts}
+Keep these words exactly: {required}
+Add no name, number or fact that is not in the draft.
 Write one question ending with a question mark. Reply with JSON: {{"question": "..."}}"""
 
 CHECK_PROMPT = """Check a trivia question against its facts.
@@ -164,10 +166,7 @@ class LLMBackend:
         """A wording that keeps every constraint and hides the answer, checked by the model;
         the draft (the embedded wording) when no sample of the model's passes."""
         draft = render_question(chain) or ""
-        hidden = fuzzed_values(chain)
-        never = f"\nNever write: {quoted(hidden)}" if hidden else ""
-        prompt = WORD_PROMPT.format(facts=facts_block(chain), required=quoted(required(chain)),
-                                    never=never, draft=draft)
+        prompt = WORD_PROMPT.format(required=quoted(required(chain)), draft=draft)
         worded = self._wording(prompt, chain, "compose/word", draft + facts_block(chain))
         if worded is None and draft:
             self.rejections["word_kept_the_draft"] += 1
