@@ -115,10 +115,10 @@ class TokenTurns:
     async def generate(self, max_new: int) -> tuple[str, bool]:
         result = await self.engine.agenerate(self.agent.request(self.episode, max_new))
         tok = self.agent.tokenizer
-        stopped = result.finish_reason == "stop"
-        body = result.output_ids[:-1] if stopped and result.output_ids else result.output_ids
+        ids = result.output_ids
+        body = ids[:-1] if ids[-1:] == [self.agent.eot_id] else ids   # the reply's own text
         self.episode.add_model(result, tok.decode(body, skip_special_tokens=False))
-        return tok.decode(result.output_ids, skip_special_tokens=True), stopped
+        return tok.decode(ids, skip_special_tokens=True), result.finish_reason == "stop"
 
     def observe(self, text: str, closed: bool) -> bool:
         """The tool turn and the next assistant header, its text cut to fit the budget."""
