@@ -12,16 +12,15 @@ of the oldest open group (or opening a group). So a slot freed by a fast episode
 once instead of idling until the slowest episode of its group is done, which under a
 long-tailed latency would leave most slots empty. A group's start version is the version
 when it opened (its episodes may start later, under newer weights: the bound stays safe).
-Groups whose rewards are all equal carry no GRPO signal and are dropped
-(counted); so are groups in which the workflow rejected an episode (returned None).
-Except failures that say something: a group whose rewards are all equal and *below* the
-policy's recent mean reward m (the last batch's worth of finished episodes) is kept at the
-rate m - r (`groups_below_mean_kept`; thinned by a running credit, not at random), and
-`training.loss.grpo_advantages` pushes its answers down against the batch's mean. While the
-policy fails nearly everything (m ~ 0) such groups say nothing and are dropped, so they never
-crowd out the groups with a signal; once it solves most questions, a question it fails every
-time (a digit it answers wrong with p ~ 0.997) is exactly what it must unlearn, and without
-this nothing ever moves it (docs/experiments/2026-12-01-train-cpu-below-mean-groups.md).
+Groups in which the workflow rejected an episode (returned None) are dropped (counted); so
+are groups whose rewards are all equal (no GRPO signal), but for two kinds (`NoSignalGroups`):
+one below the policy's mean reward m over the last batch's episodes is kept at the rate
+m - r (`groups_below_mean_kept`) and pushed down against the batch mean (loss.grpo_advantages):
+a question the policy fails every time while it solves most is what it must unlearn, while
+at m ~ 0 failure says nothing and such groups would crowd the batch (docs/experiments/
+2026-12-01-train-cpu-below-mean-groups.md); and past `MAX_DROPPED_BATCHES` batches' worth of
+dropped episodes in a step, one at or above m fills the batch (`groups_filler_kept`,
+advantage 0), so a policy right nearly everywhere does not take thousands of episodes a step.
 
 An episode that raises (the reward, an inference request, a tool) fails alone: its group is
 dropped at once (running siblings cancelled) and counted as `dropped_failed/<ExceptionType>`.
@@ -61,6 +60,7 @@ logger = logging.getLogger(__name__)
 
 EpisodeFn = Callable[[Any], Awaitable["Trajectory | None"]]
 MAX_FAILED_FRACTION = 0.5   # more of a step's episodes failing than this stops the run
+MAX_DROPPED_BATCHES = 8     # no-signal episodes a step may drop, in batches; then filler
 
 
 class ItemSource(Protocol):
@@ -91,6 +91,33 @@ class RolloutBatch:
     @property
     def trajectories(self) -> list[Trajectory]:
         return [t for g in self.groups for t in g]
+
+
+class NoSignalGroups:
+    """Which all-equal groups are kept (the module docstring): `reason` for an all-equal
+    group, `observe` for every finished one; `dropped` resets when a batch goes out."""
+
+    def __init__(self, batch_size: int, group_size: int):
+        self.batch_size, self.n = batch_size, group_size
+        self.recent: deque[float] = deque(maxlen=batch_size)   # last finished rewards
+        self.credit, self.dropped = 0.0, 0                     # dropped: episodes, this step
+
+    def observe(self, rewards: list[float]) -> None:
+        self.recent.extend(rewards)
+
+    def reason(self, reward: float, ready_groups: int) -> str:
+        """`dropped_no_signal`, or the kind it is kept as (a count's name)."""
+        mean = sum(self.recent) / len(self.recent) if self.recent else None
+        if mean is not None:
+            self.credit += min(1.0, max(0.0, mean - reward))   # keep at the rate m - r
+            if self.credit >= 1.0:
+                self.credit -= 1.0
+                return "groups_below_mean_kept"
+        if (self.dropped >= MAX_DROPPED_BATCHES * self.batch_size and ready_groups
+                < self.batch_size // self.n and reward >= (1.0 if mean is None else mean)):
+            return "groups_filler_kept"
+        self.dropped += self.n
+        return "dropped_no_signal"
 
 
 class RolloutController:
@@ -130,8 +157,7 @@ class RolloutController:
         self._changed: asyncio.Event | None = None
         self._error: BaseException | None = None
         self._exhausted = False
-        self._recent: deque[float] = deque(maxlen=batch_size)   # last finished rewards
-        self._keep_credit = 0.0
+        self.no_signal = NoSignalGroups(batch_size, group_size)
 
     # ---- admission ------------------------------------------------------------------
     @property
@@ -267,11 +293,12 @@ class RolloutController:
             reason = "dropped_rejected_episode"
         elif len({t.reward for t in trajs}) == 1:
             self.counts["groups_no_signal"] += 1
-            reason = "dropped_no_signal" if self.dynamic_sampling else None
-            if reason and self._keep_below_mean(trajs[0].reward):
-                self.counts["groups_below_mean_kept"] += 1
-                reason = None
-        self._recent.extend(t.reward for t in trajs)
+            if self.dynamic_sampling:
+                reason = self.no_signal.reason(trajs[0].reward, len(self._ready))
+                if reason.startswith("groups_"):      # kept: counted here, not dropped
+                    self.counts[reason] += 1
+                    reason = None
+        self.no_signal.observe([t.reward for t in trajs])
         self.counts["episodes_finished"] += len(trajs)
         self.counts["episodes_rejected"] += self.n - len(trajs)
         if reason:
@@ -282,17 +309,6 @@ class RolloutController:
             self.accepted += self.n
             self.counts["groups_accepted"] += 1
         self.finished.extend((t, group.item, reason is None) for t in trajs)
-
-    def _keep_below_mean(self, reward: float) -> bool:
-        """Keep an all-equal group at the rate its reward falls short of the recent mean
-        (a running credit: deterministic, and exact on average)."""
-        if not self._recent:
-            return False
-        self._keep_credit += min(1.0, max(0.0, sum(self._recent) / len(self._recent) - reward))
-        if self._keep_credit < 1.0:
-            return False
-        self._keep_credit -= 1.0
-        return True
 
     def _notify(self) -> None:
         if self._changed is not None:
@@ -343,6 +359,7 @@ class RolloutController:
         batch_version = self.consumed
         self.consumed += 1
         self._step_failed = self._step_ended = 0
+        self.no_signal.dropped = 0
         staleness = []
         for g in chosen:
             s = batch_version - g.start_version

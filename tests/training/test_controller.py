@@ -9,6 +9,7 @@ import itertools
 import random
 
 import pytest
+import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -155,8 +156,8 @@ def test_no_signal_and_rejected_groups_are_dropped_and_counted():
 
 def test_all_wrong_groups_are_kept_at_the_recent_mean_reward():
     """Three questions in four are always solved (mean reward 0.75): the all-wrong groups
-    are kept at that rate, the all-correct ones never; all-wrong ones while nothing is
-    solved are all dropped."""
+    are kept at that rate, the all-correct ones never; while nothing is solved no all-wrong
+    one is kept to be pushed down."""
     def run(solved_share):
         def reward_of(item, i):
             return 1.0 if item % 4 < 4 * solved_share else 0.0
@@ -173,8 +174,28 @@ def test_all_wrong_groups_are_kept_at_the_recent_mean_reward():
     assert 0.70 * 200 <= kept <= 0.78 * 200          # of the 200 all-wrong groups
     assert all(t.reward == 0.0 for b in batches for t in b.trajectories)
     assert len(batches) == kept // 4
-    ctrl, batches = run(0.0)
-    assert batches == [] and ctrl.counts["groups_below_mean_kept"] == 0
+    ctrl, batches = run(0.0)                        # only filler, past each step's budget
+    assert ctrl.counts["groups_below_mean_kept"] == 0
+    assert ctrl.counts["groups_filler_kept"] == 4 * len(batches) > 0
+
+
+def test_a_step_drops_at_most_its_budget_then_fills_with_all_correct_groups():
+    """Every group all correct: each batch is 8 batches' worth of dropped groups, then filler
+    (advantage 0); without the budget no batch would ever come."""
+    from training.controller import MAX_DROPPED_BATCHES
+    from training.loss import grpo_advantages
+
+    async def main():
+        ctrl = RolloutController(make_episode([0.0], lambda item, i: 1.0),
+                                 ListSource(range(500)), batch_size=4, group_size=2,
+                                 max_in_flight=2, eta=0)
+        return ctrl, await drive(ctrl, 5)
+    ctrl, batches = asyncio.run(main())
+    per_batch = MAX_DROPPED_BATCHES * 4 // 2                    # groups dropped per batch
+    assert len(batches) == 5 and ctrl.counts["groups_filler_kept"] == 5 * 2
+    assert ctrl.counts["dropped_no_signal"] == 5 * per_batch
+    rewards = [[t.reward for t in g] for g in batches[0].groups]
+    assert grpo_advantages(torch.tensor(rewards)).abs().max() == 0
 
 
 def test_failed_episodes_drop_their_group_and_training_goes_on():
