@@ -10,6 +10,7 @@ the trainer's reward; a judge error propagates, never a silent zero.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -52,6 +53,25 @@ def reward_judge(attempt: Attempt, item: BandItem) -> tuple[float, str]:
     r = score_response(attempt.response, item.answer, item.aliases,
                        item.question.question, mode="reward")
     return r.reward, r.rule
+
+
+class MemoJudge:
+    """`reward_judge` with each distinct (response, gold, question) judged once per run: the
+    embedded solver's attempts repeat a few candidates, and the reward (math-verify, the
+    gazetteer) was most of banding's time. The reward is a pure function of these, so the
+    verdicts are the same; an exception (a math-verify timeout) is not remembered."""
+
+    def __init__(self, judge: Callable[[Attempt, BandItem], tuple[float, str]] = reward_judge):
+        self.judge = judge
+        self.memo: dict[tuple, tuple[float, str]] = {}
+
+    def __call__(self, attempt: Attempt, item: BandItem) -> tuple[float, str]:
+        if attempt.error:
+            return self.judge(attempt, item)
+        key = (attempt.response, item.answer, item.aliases, item.question.question)
+        if key not in self.memo:
+            self.memo[key] = self.judge(attempt, item)
+        return self.memo[key]
 
 
 def band_key(cfg: BandConfig, solver_name: str) -> str:
@@ -124,16 +144,31 @@ def _band_all(wh, cfg, solver, key, summary: BandSummary, progress) -> None:
     done = already_banded(wh, key)
     todo = [it for it in items if it.question.question_id not in done]
     summary.questions, summary.skipped_already_banded = len(items), len(items) - len(todo)
-    bander = AdaptiveBander(cfg.stopping_rule(), reward_judge)
+    judge = MemoJudge()
+    bander = AdaptiveBander(cfg.stopping_rule(), judge)
     bander.observe([n for n, _ in done.values()], [k for _, k in done.values()])
-    for start in range(0, len(todo), cfg.batch_size):
-        decisions = bander.band(todo[start:start + cfg.batch_size], solver)
-        wh.append(difficulty_records(decisions, solver.name, key, summary.run_id),
-                  run_id=summary.run_id)
-        count(summary, decisions)
-        if progress:
-            progress(min(start + cfg.batch_size, len(todo)), len(todo))
+    batches = [todo[i:i + cfg.batch_size] for i in range(0, len(todo), cfg.batch_size)]
+    rounds, ahead = _ahead(solver, judge, batches, cfg.max_k)
+    with contextlib.closing(ahead):  # a failed batch stops the workers
+        for i in ahead:
+            decisions = bander.band(batches[i], rounds)
+            wh.append(difficulty_records(decisions, solver.name, key, summary.run_id),
+                      run_id=summary.run_id)
+            count(summary, decisions)
+            if progress:
+                progress(min((i + 1) * cfg.batch_size, len(todo)), len(todo))
     finish_summary(wh, summary, key, hops, cfg)
+
+
+def _ahead(solver: Solver, judge: MemoJudge, batches: list[list[BandItem]], max_k: int):
+    """The solver the bander asks and the batches' indices in order: for a replayable solver,
+    its attempts and their rewards computed ahead by worker processes (difficulty.prefetch)."""
+    from difficulty import prefetch
+    if not prefetch.replayable(solver):
+        return solver, prefetch.batches_ahead(solver, judge, None, batches, max_k, 0)
+    replay = prefetch.ReplaySolver(solver)
+    workers = prefetch.worker_count(sum(len(b) for b in batches))
+    return replay, prefetch.batches_ahead(solver, judge, replay, batches, max_k, workers)
 
 
 def difficulty_records(decisions: Sequence[BandDecision], solver: str, key: str,

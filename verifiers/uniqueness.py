@@ -54,6 +54,14 @@ class PageWords:
         """(url, title) of the best `k` pages for `query`."""
         return [(h.url, h.title) for h in self.pages.search(query, k)]
 
+    def hits_many(self, queries: list[str], k: int) -> list[list[tuple[str, str]]]:
+        """`hits` of each query, in one batched search where the pages offer one (no
+        snippets either: only the url and title are read)."""
+        many = getattr(self.pages, "search_many", None)
+        if many is None:
+            return [self.hits(q, k) for q in queries]
+        return [[(h.url, h.title) for h in hits] for hits in many(queries, k)]
+
     def words_of(self, url: str) -> frozenset[str]:
         if url not in self._words:
             try:
@@ -79,32 +87,50 @@ class UniqueAnswer:
     min_coverage: float = 0.8
     use_judge: bool = True
     name: str = "unique_answer"
+    _index: PageWords | None = field(default=None, repr=False, compare=False)
 
     def run(self, questions: Sequence[QuestionRecord], ctx: CheckContext) -> list[CheckResult]:
         if ctx.judge is not None and self.use_judge:
             return [self._with_judge(q, ctx.judge) for q in questions]
-        if ctx.pages is not None:
-            pages: PageSearch = ctx.pages
-        elif ctx.wh is None:
+        index = self._words(ctx)
+        texts = [q.question for q in questions]
+        found = index.hits_many(texts, self.top_k)
+        return [self._offline(q, index, hits) for q, hits in zip(questions, found)]
+
+    def _words(self, ctx: CheckContext) -> PageWords:
+        """The page search with its word sets, kept from batch to batch of the same search
+        (each batch recomputed the word sets of the ~2,000 pages it met)."""
+        pages = ctx.pages if ctx.pages is not None else self._stored_pages(ctx)
+        if self._index is None or self._index.pages is not pages:
+            self._index = PageWords(pages)
+        return self._index
+
+    def _stored_pages(self, ctx: CheckContext) -> PageSearch:
+        """The warehouse's own index: the one of the last batch while `pages` is unchanged."""
+        if ctx.wh is None:
             raise RuntimeError("unique_answer needs a warehouse or a page search (offline) "
                                "or an LLM judge")
-        else:
-            pages = StoredPages.of(ctx.wh)
-        index = PageWords(pages)
-        return [self._offline(q, index) for q in questions]
+        last = self._index.pages if self._index is not None else None
+        if isinstance(last, StoredPages) and last.current_for(ctx.wh):
+            return last
+        return StoredPages.of(ctx.wh)
 
-    def _offline(self, q: QuestionRecord, index: PageWords) -> CheckResult:
+    def _offline(self, q: QuestionRecord, index: PageWords,
+                 hits: list[tuple[str, str]]) -> CheckResult:
         terms = question_terms(q.question)
         if not terms:
             return fail("question has no content words to search with")
         own = {e.url for e in q.evidence} | set(q.source_urls)
         own_cov = index.coverage(terms, own)
         alternatives = []
-        for url, title in index.hits(q.question, self.top_k):
-            if url in own or is_equivalent(title, q.answer, q.answer_aliases):
+        for url, title in hits:
+            if url in own:
                 continue
             cov = index.coverage(terms, {url})
-            if cov >= self.min_coverage and cov >= own_cov:
+            # the equivalence test last: it costs far more than the coverage, and most hits
+            # fall short of the coverage anyway
+            if cov >= self.min_coverage and cov >= own_cov and \
+                    not is_equivalent(title, q.answer, q.answer_aliases):
                 alternatives.append({"title": title, "url": url, "coverage": round(cov, 3)})
         if alternatives:
             names = ", ".join(a["title"] for a in alternatives[:3])

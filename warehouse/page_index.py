@@ -64,12 +64,24 @@ class PageIndex:
         """(document, score) of the best `k` pages with a positive score."""
         if not self.urls or k <= 0:
             return []
-        tokens = tokenize([query])
-        if not tokens[0]:
-            return []
-        docs, scores = self.retriever.retrieve(tokens, k=min(k, len(self.urls)),
-                                               show_progress=False)
-        return [(int(d), float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
+        return self.search_many([query], k)[0]
+
+    def search_many(self, queries: list[str], k: int) -> list[list[tuple[int, float]]]:
+        """`search` of each query, in one tokenize and one retrieve call: per call, bm25s's
+        setup (its progress bars even when hidden) cost as much as the scoring. Each query is
+        scored on its own, so the hits are those `search` gives one query at a time."""
+        out: list[list[tuple[int, float]]] = [[] for _ in queries]
+        if not self.urls or k <= 0 or not queries:
+            return out
+        tokens = tokenize(list(queries))
+        todo = [i for i, t in enumerate(tokens) if t]
+        if not todo:
+            return out
+        docs, scores = self.retriever.retrieve([tokens[i] for i in todo],
+                                               k=min(k, len(self.urls)), show_progress=False)
+        for row, i in enumerate(todo):
+            out[i] = [(int(d), float(s)) for d, s in zip(docs[row], scores[row]) if s > 0]
+        return out
 
 
 def build(urls: list[str], titles: list[str], texts: list[str], snapshot: int) -> PageIndex:
@@ -166,6 +178,10 @@ class StoredPages:
                       [x for _, x in pages.values()], -1)
         return cls(index, None, dict(pages))
 
+    def current_for(self, wh: "Warehouse") -> bool:
+        """Whether these are `wh`'s pages as they stand (no commit to `pages` since)."""
+        return self._wh is wh and self.index.snapshot == pages_snapshot(wh)
+
     @property
     def urls(self) -> list[str]:
         return self.index.urls
@@ -175,6 +191,12 @@ class StoredPages:
         return [PageHit(self.index.urls[d], self.index.titles[d], score)
                 for d, score in self.index.search(query, k)]
 
+    def search_many(self, queries: list[str], k: int = 5) -> list[list[PageHit]]:
+        """`StoredPages.search` of each query, batched (the checks and solvers that search
+        once per question)."""
+        return [[PageHit(self.index.urls[d], self.index.titles[d], score) for d, score in hits]
+                for hits in self.index.search_many(queries, k)]
+
     def page(self, url: str) -> tuple[str, str]:
         """(title, full stored text) of a page, by its URL or its final URL; KeyError if absent."""
         texts = self._load_texts()
@@ -182,6 +204,10 @@ class StoredPages:
         if key is None:
             raise KeyError(f"no stored page {url}")
         return texts[key]
+
+    def load_texts(self) -> None:
+        """Read every page's text now rather than on the first `page` call."""
+        self._load_texts()
 
     def _load_texts(self) -> dict[str, tuple[str, str]]:
         if self._texts is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from difficulty.records import Attempt, SolverQuestion
@@ -76,8 +76,18 @@ class EmbeddedSolver:
         self.search_k, self.open_pages = search_k, open_pages
         self.temperature, self.follow = temperature, follow
         self._cache: dict[str, tuple[list[Candidate], tuple[str, ...]]] = {}
+        self._hits: dict[str, list[Any]] = {}  # prepare's batched first searches
+        self._pages: dict[str, list[_Statement]] = {}
+
+    replayable = True  # attempt i depends only on the question and i (difficulty.prefetch)
+
+    def warm(self) -> None:
+        """Read every page now (before worker processes fork; they must not open the store)."""
+        if hasattr(self.tools, "load_texts"):
+            self.tools.load_texts()
 
     def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[Attempt]]:
+        self.prepare(questions)
         return [self._attempts(q, k) for q in questions]
 
     def _attempts(self, q: SolverQuestion, k: int) -> list[Attempt]:
@@ -99,51 +109,102 @@ class EmbeddedSolver:
         weights = [math.exp((c.score / top - 1.0) / self.temperature) for c in cands]
         return rng.choices([c.text for c in cands], weights=weights)[0]
 
+    def prepare(self, questions: Sequence[SolverQuestion]) -> None:
+        """Find the candidates of every question not seen yet, their first searches in one
+        batched BM25 call (`StoredPages.search_many`), before the attempts are sampled."""
+        todo = sorted({q.question for q in questions} - set(self._cache))
+        if not todo or not hasattr(self.tools, "search_many"):
+            return
+        for question, hits in zip(todo, self.tools.search_many(todo, self.search_k)):
+            self._hits.setdefault(question, hits)
+        for question in todo:
+            self._cache[question] = self.candidates(question)
+
     def candidates(self, question: str) -> tuple[list[Candidate], tuple[str, ...]]:
         """Scored candidate answers (best first) and the tool calls that found them."""
         kind, qwords = answer_type(question), content_words(question)
         calls: list[str] = []
-        scores = self._harvest(question, question, kind, qwords, calls, 1.0)
-        names = sorted(self._harvest(question, question, "name", qwords, calls, 1.0, log=False)
-                       .items(), key=lambda kv: -kv[1])[: self.follow]
+        hits = self._search(question)
+        scores = self._harvest(question, hits, question, kind, qwords, calls, 1.0)
+        names = sorted(self._harvest(question, hits, question, "name", qwords, calls, 1.0,
+                                     log=False).items(), key=lambda kv: -kv[1])[: self.follow]
         for name, s in names:  # follow the likeliest intermediate entities one hop
-            for cand, extra in self._harvest(f"{name} {question}", question, kind, qwords,
-                                             calls, 0.5).items():
+            query = f"{name} {question}"
+            for cand, extra in self._harvest(query, self._search(query), question, kind,
+                                             qwords, calls, 0.5).items():
                 scores[cand] = scores.get(cand, 0.0) + extra
         ranked = sorted((Candidate(c, s) for c, s in scores.items() if s > 0),
                         key=lambda c: (-c.score, c.text))
+        self._hits.pop(question, None)
         return ranked[:10], tuple(calls)
 
-    def _harvest(self, query, question, kind, qwords, calls, weight, log=True) -> dict[str, float]:
-        hits = self.tools.search(query, k=self.search_k)
+    def _search(self, query: str) -> list[Any]:
+        """The hits of `query` (from `prepare`'s batch when it searched it), without the
+        snippets the solver does not read where the tools can leave them out."""
+        if query in self._hits:
+            return self._hits[query]
+        if hasattr(self.tools, "search_many"):
+            return self.tools.search_many([query], self.search_k)[0]
+        return self.tools.search(query, k=self.search_k)
+
+    def _harvest(self, query, hits, question, kind, qwords, calls, weight,
+                 log=True) -> dict[str, float]:
         if log:
             calls.append(f"search({query!r})")
         scores: dict[str, float] = {}
+        qlow = question.lower()
         for rank, hit in enumerate(hits[: self.open_pages]):
-            view = self.tools.open(hit.url)
             if log:
                 calls.append(f"open({hit.url!r})")
             weight_page = weight / (1 + rank) * (1 + len(content_words(hit.title) & qwords))
-            for text, cands in _statements(view.text, view.title, kind, question):
-                overlap = len(content_words(text) & qwords)
-                for cand in cands if overlap else ():
+            for st in self._statements(hit.url):
+                overlap = len(st.words & qwords)
+                if not overlap:
+                    continue
+                for cand in st.candidates(kind, question, qlow):
                     echo = 0.2 if content_words(cand) & qwords else 1.0  # repeats the question
                     scores[cand] = scores.get(cand, 0.0) + weight_page * overlap * echo
         return scores
 
+    def _statements(self, url: str) -> list["_Statement"]:
+        """The statements of the part of a page `open` shows, split once per page: the same
+        pages are opened for many questions."""
+        if url not in self._pages:
+            view = self.tools.open(url)
+            self._pages[url] = list(_statements(view.text, view.title))
+        return self._pages[url]
 
-def _statements(text: str, title: str, kind: str, question: str):
-    """(words that must match the question, candidates) for each table row and sentence.
-    A table row on a page states "<page title> <key> <value>" (an infobox), so its key and
-    the title are matched against the question; a sentence is matched as it stands."""
+
+@dataclass
+class _Statement:
+    """A table row or sentence of a page: the words that must match the question, and the
+    spans of each answer type found in it (before the question's own words are dropped)."""
+
+    text: str
+    value: str  # a table row's value ('' for a sentence): where its candidates come from
+    words: frozenset[str]
+    _found: dict[str, list[str]] = field(default_factory=dict)
+
+    def candidates(self, kind: str, question: str, qlow: str) -> list[str]:
+        if kind not in self._found:
+            self._found[kind] = spans(self.value or self.text, kind)
+        cands = [f for f in self._found[kind] if f and f.lower() not in qlow]
+        if self.value and not cands and kind == "name" and _plain_value(self.value, question):
+            return [self.value]
+        return cands
+
+
+def _statements(text: str, title: str):
+    """A `_Statement` for each table row and sentence. A table row on a page states "<page
+    title> <key> <value>" (an infobox), so its key and the title are matched against the
+    question; a sentence is matched as it stands."""
     for key, value in _ROW.findall(text):
-        cands = extract(value, kind, question) or ([value] if kind == "name" and
-                                                   _plain_value(value, question) else [])
-        yield f"{title} {key}", cands
+        match = f"{title} {key}"
+        yield _Statement(match, value, frozenset(content_words(match)))
     prose = _ROW.sub(" ", text)
     for sent in _SENT.split(prose):
         if len(sent.split()) <= MAX_SENTENCE_WORDS:
-            yield sent, extract(sent, kind, question)
+            yield _Statement(sent, "", frozenset(content_words(sent)))
 
 
 def _plain_value(value: str, question: str) -> bool:
@@ -154,17 +215,20 @@ def _plain_value(value: str, question: str) -> bool:
 
 def extract(sentence: str, kind: str, question: str) -> list[str]:
     """Spans of `sentence` shaped like the answer, that the question does not already say."""
-    if kind == "year":
-        found = _YEAR.findall(sentence)
-    elif kind == "date":
-        found = _DATE.findall(sentence)
-    elif kind == "number":
-        found = [m for m in _NUMBER.findall(sentence) if not _YEAR.fullmatch(m)]
-    else:
-        found = [t for t in (_trim(m) for m in _NAME.findall(sentence))
-                 if len(t.split()) <= MAX_NAME_WORDS and t not in _MONTH_SET]
     qlow = question.lower()
-    return [f for f in found if f and f.lower() not in qlow]
+    return [f for f in spans(sentence, kind) if f and f.lower() not in qlow]
+
+
+def spans(sentence: str, kind: str) -> list[str]:
+    """Every span of `sentence` shaped like an answer of `kind`."""
+    if kind == "year":
+        return _YEAR.findall(sentence)
+    if kind == "date":
+        return _DATE.findall(sentence)
+    if kind == "number":
+        return [m for m in _NUMBER.findall(sentence) if not _YEAR.fullmatch(m)]
+    return [t for t in (_trim(m) for m in _NAME.findall(sentence))
+            if len(t.split()) <= MAX_NAME_WORDS and t not in _MONTH_SET]
 
 
 def _trim(name: str) -> str:
