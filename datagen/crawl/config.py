@@ -43,7 +43,10 @@ class CrawlConfig(BaseModel):
     allowed_content_types: list[str] = Field(default_factory=lambda: [
         "text/html", "application/xhtml+xml", "text/plain", "text/markdown"])
     # storage
-    batch_size: int = Field(128, ge=1, description="pages per warehouse commit (a crash loses at most one batch)")
+    # a commit costs DuckLake ~70 ms of CPU whatever its size: 128 small pages' worth of
+    # extraction paid 12 % of it on commits, 512 pay 3 %
+    batch_size: int = Field(512, ge=1, description="pages per warehouse commit (a crash loses "
+                            "at most one batch, or the last 30 s)")
     store_html: bool = Field(True, description="keep the raw HTML (infobox tables, re-extraction)")
     warc_out: str | None = Field(None, description="folder for gzipped WARC files of every "
                                  "response received (request + response records)")

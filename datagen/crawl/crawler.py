@@ -9,16 +9,13 @@ per batch, so a crash loses at most the batch in flight and a re-run resumes fro
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import itertools
 import logging
-import multiprocessing
 import re
-import threading
 import time
 from collections import Counter
-from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 from warehouse import FetchRecord, Link, PageRecord
 from warehouse.schema import utcnow
@@ -30,8 +27,15 @@ from datagen.crawl.robots import RobotsCache
 from datagen.crawl.seeds import Seeds, classify, expand_sitemaps
 from datagen.crawl.urls import AddressGuard, Resolver, Scope, host_key
 from datagen.crawl.warc import Redirect, WarcOut, read_warc
+from datagen.crawl.workers import ExtractPool
 
 log = logging.getLogger(__name__)
+
+# A batch also commits early when its pages hold this much text and HTML (memory stays
+# bounded whatever the pages' size), or when the last commit is this long ago (a slow,
+# polite web crawl loses at most this much of its work to a crash).
+BATCH_BYTES = 64 * 1024 * 1024
+COMMIT_EVERY_S = 30.0
 
 
 @dataclass
@@ -105,7 +109,9 @@ class Crawler:
         self.pending_pages: list[PageRecord] = []
         self.pending_fetches: list[FetchRecord] = []
         self._flush_lock = asyncio.Lock()
-        self._pool: Executor | None = None
+        self.pending_bytes = 0  # text and HTML of pending_pages
+        self._last_commit = time.monotonic()
+        self._pool: ExtractPool | None = None
 
     # ---- setup ------------------------------------------------------------------------
 
@@ -142,7 +148,8 @@ class Crawler:
                                   agent=_robots_agent(self.cfg.user_agent))
         try:
             if self.cfg.extract_processes > 0:
-                self._pool = _extract_pool(self.cfg.extract_processes)
+                procs = self.cfg.extract_processes  # a few pages per hand-off, both kept busy
+                self._pool = ExtractPool(procs, self.cfg.global_concurrency // (2 * procs))
             await asyncio.to_thread(self._load_known)
             if seeds.warcs:
                 await self._ingest_warcs(seeds.warcs)
@@ -156,7 +163,7 @@ class Crawler:
             if self.warc_out is not None:
                 self.warc_out.close()
             if self._pool is not None:
-                self._pool.shutdown(wait=True, cancel_futures=True)
+                self._pool.shutdown()
             self.summary.elapsed_s = time.monotonic() - started
         return self.summary
 
@@ -177,33 +184,26 @@ class Crawler:
     # ---- web archives -----------------------------------------------------------------
 
     async def _ingest_warcs(self, paths) -> None:
-        """Archived responses as fetched pages: a thread reads the records (streaming) into
-        a short queue, the crawl's workers extract and store them; links are not followed
+        """Archived responses as fetched pages: a thread reads the records (streaming) a
+        few at a time, the crawl's workers extract and store them; links are not followed
         (an archive is its own scope). Redirects wait until the end for their targets."""
-        queue: asyncio.Queue = asyncio.Queue(maxsize=2 * self.cfg.global_concurrency)
-        stop = threading.Event()
-        loop = asyncio.get_running_loop()
+        n = self.cfg.global_concurrency
+        queue: asyncio.Queue = asyncio.Queue(maxsize=n)  # bounded: memory does not grow with the archive
         redirects: list[Redirect] = []
+        records = _archived(paths, self.cfg)
+        reading: list[asyncio.Future] = []  # the read in flight (a thread; not cancellable)
 
-        def put(item) -> bool:
-            while not stop.is_set():
-                fut = asyncio.run_coroutine_threadsafe(queue.put(item), loop)
-                try:
-                    fut.result(timeout=0.5)
-                    return True
-                except concurrent.futures.TimeoutError:
-                    if not fut.cancel():  # it went in just now
-                        return True
-            return False
-
-        def produce() -> None:
-            try:
-                for path in paths:
-                    for item in read_warc(path, self.cfg):
-                        if self._full() or not put(item):
-                            return
-            finally:
-                put(None)  # the end (refused only once the consumers are gone)
+        async def read() -> None:
+            loop = asyncio.get_running_loop()
+            while not self._full():
+                reading[:] = [loop.run_in_executor(None, _take, records, n)]
+                items = await reading[0]
+                if not items:
+                    break
+                for item in items:
+                    await queue.put(item)
+            for _ in range(n):
+                await queue.put(None)
 
         async def consume() -> None:
             while (item := await queue.get()) is not None:
@@ -212,17 +212,15 @@ class Crawler:
                 elif not self._full():
                     await self._visit_archived(item)
                 await self._flush()
-            queue.put_nowait(None)  # the end is the last item: there is room to pass it on
 
-        producer = loop.run_in_executor(None, produce)
-        tasks = [asyncio.create_task(consume()) for _ in range(self.cfg.global_concurrency)]
+        tasks = [asyncio.create_task(read())] + [asyncio.create_task(consume()) for _ in range(n)]
         try:
             await asyncio.gather(*tasks)
-        finally:  # normally all done; after a consumer's error, stop the reader and the rest
-            stop.set()
+        finally:  # normally all done; after an error, stop the reader and the rest
             for t in tasks:
                 t.cancel()
-            await producer
+            await asyncio.gather(*tasks, *reading, return_exceptions=True)
+            records.close()  # closes the file being read
         for r in redirects:  # as a live crawl says: the target is a page we have, or not
             if r.target in self.seen:  # only 200 records enter `seen`: the final status
                 r.res.status = 200
@@ -349,9 +347,9 @@ class Crawler:
         job = (res.body or b"", res.content_type, res.headers.get("content-type", ""),
                res.headers.get("x-robots-tag", ""), res.final_url, self.cfg.include_comments,
                self.cfg.favor_recall, self.cfg.store_html)
-        if self.cfg.extract_processes <= 0:
+        if self._pool is None:
             return ex.process_body(*job)
-        return await asyncio.get_running_loop().run_in_executor(self._pool, ex.process_body, *job)
+        return await self._pool.extract(job)
 
     def _follow(self, links, depth: int) -> None:
         if depth + 1 > self.cfg.max_depth:
@@ -376,6 +374,7 @@ class Crawler:
             self._record(_as(res, "skipped", "max_pages"), depth)
             return
         self.hash_owner[page.content_hash] = url
+        self.pending_bytes += len(page.text) + len(page.html or "")
         self.pending_pages.append(PageRecord(
             url=url, title=page.title, text=page.text, content_hash=page.content_hash,
             fetched_at=utcnow(), final_url=res.final_url,
@@ -412,16 +411,26 @@ class Crawler:
         if self.on_progress:
             self.on_progress(s)
 
+    def _due(self, force: bool) -> bool:
+        pending = bool(self.pending_pages or self.pending_fetches)
+        return self.wh is not None and pending and (
+            force or len(self.pending_pages) >= self.cfg.batch_size
+            or len(self.pending_fetches) >= 4 * self.cfg.batch_size
+            or self.pending_bytes >= BATCH_BYTES
+            or time.monotonic() - self._last_commit >= COMMIT_EVERY_S)
+
     async def _flush(self, force: bool = False) -> None:
-        big = (len(self.pending_pages) >= self.cfg.batch_size
-               or len(self.pending_fetches) >= 4 * self.cfg.batch_size)
-        if self.wh is None or not (big or (force and (self.pending_pages or self.pending_fetches))):
+        """Commit the pending rows when a batch is due. Asked again once the lock is held:
+        a worker that waited for the commit before it finds the rows it saw committed."""
+        if not self._due(force):
             return
         async with self._flush_lock:
+            if not self._due(force):
+                return
             pages, fetches = self.pending_pages, self.pending_fetches
-            self.pending_pages, self.pending_fetches = [], []
-            if pages or fetches:
-                await asyncio.to_thread(self._commit, pages, fetches)
+            self.pending_pages, self.pending_fetches, self.pending_bytes = [], [], 0
+            self._last_commit = time.monotonic()
+            await asyncio.to_thread(self._commit, pages, fetches)
 
     def _commit(self, pages: list[PageRecord], fetches: list[FetchRecord]) -> None:
         with self.wh.transaction() as tx:  # pages and their fetch rows land together
@@ -429,15 +438,14 @@ class Crawler:
             tx.append(fetches, FetchRecord, run_id=self.run_id or None)
 
 
-def _extract_pool(n: int) -> ProcessPoolExecutor:
-    """Extraction workers. Forked (~30 ms) rather than spawned or forked from a fork server
-    (~3 s of re-imports on a busy 2-core machine): the children only run `process_body`, and
-    the pool is started before the crawler starts threads of its own."""
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    pool = ProcessPoolExecutor(n, mp_context=ctx)
-    pool.submit(len, b"")  # fork the workers now, before any thread of ours exists
-    return pool
+def _archived(paths, cfg: CrawlConfig) -> Iterator[Fetched | Redirect]:
+    for path in paths:
+        yield from read_warc(path, cfg)
+
+
+def _take(records: Iterator, n: int) -> list:
+    """The next n records (fewer at the end): one hand-off from the reading thread per n."""
+    return list(itertools.islice(records, n))
 
 
 def _as(res: Fetched, outcome: str, reason: str) -> Fetched:

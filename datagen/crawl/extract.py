@@ -11,6 +11,7 @@ import codecs
 import hashlib
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import trafilatura
 from trafilatura.utils import load_html
@@ -39,8 +40,10 @@ class Extracted:
     html: str | None = None
     encoding: str = ""
 
-    @property
+    @cached_property
     def content_hash(self) -> str:
+        """Computed once (the crawler asks three times); a worker process computes it
+        before the page travels back, so the crawler's own process does not."""
         return text_hash(self.text)
 
 
