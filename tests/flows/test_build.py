@@ -222,7 +222,7 @@ def test_a_model_endpoint_that_is_down_fails_the_build_with_one_line(tmp_path, c
     from tests.training.engine_helpers import free_port
     monkeypatch.setenv("DATAGEN_CACHE", str(tmp_path / "cache"))
     cfg = tmp_path / "llm.yaml"
-    cfg.write_text("demo: {entities: 40, seed: 3}\n")
+    cfg.write_text("demo: {entities: 30, seed: 3}\n")   # the smallest world: it is crawled first
     dead = f"http://127.0.0.1:{free_port()}/v1"          # nothing listens there
     code = main(["build", "--config", str(cfg), "--endpoint", dead, "--model", "m",
                  "--warehouse", str(tmp_path / "wh")])
