@@ -114,6 +114,7 @@ def run_verify(wh: "Warehouse", cfg: VerifyConfig, *, where: str | None = None,
         summary.run_id = run.run_id
         todo = select(wh, names, where)
         summary.questions = len(todo)
+        _embed_ahead(checks, todo, cfg.batch_size)
         for start in range(0, len(todo), cfg.batch_size):
             batch = todo[start:start + cfg.batch_size]
             out = run_checks(wh, batch, checks, run.run_id, timeout_s=cfg.timeout_s,
@@ -123,6 +124,17 @@ def run_verify(wh: "Warehouse", cfg: VerifyConfig, *, where: str | None = None,
                 progress(start + len(batch), len(todo))
         run.summary = summary.as_dict()
     return summary
+
+
+def _embed_ahead(checks: list["Check"], todo: list["QuestionRecord"], batch_size: int) -> None:
+    """Start the near-duplicate check's embedding of every batch now, in the background: the
+    model runs on one core while the other checks work through the batches on the other."""
+    batches = [[q.question for q in todo[i:i + batch_size]]
+               for i in range(0, len(todo), batch_size)]
+    for check in checks:
+        ahead = getattr(check, "encode_ahead", None)
+        if ahead is not None and batches:
+            ahead(batches)
 
 
 def run_verify_part(wh: "Warehouse", cfg: VerifyConfig, part: dict[str, Any],

@@ -9,6 +9,7 @@ the others fail, naming the one that was kept.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import hashlib
 import logging
 from dataclasses import dataclass, field
@@ -123,6 +124,7 @@ class NearDuplicates:
     against_stored: bool = False
     name: str = "near_duplicates"
     _memo: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    _ahead: list[cf.Future] = field(default_factory=list, repr=False, compare=False)
 
     def run(self, questions: Sequence[QuestionRecord], ctx: CheckContext) -> list[CheckResult]:
         stored = self._stored(ctx, {q.question_id for q in questions})
@@ -142,14 +144,41 @@ class NearDuplicates:
                             kept_is_stored=roots[i] < len(stored)))
         return out
 
+    def encode_ahead(self, batches: Sequence[Sequence[str]]) -> None:
+        """Embed the texts of the batches to come in a background thread, each batch's new
+        texts in the group `run` would embed them in (so the vectors are the same): torch
+        leaves the GIL while it computes, so the other checks run meanwhile."""
+        if not self.semantic:
+            return
+        pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="near-dup-ahead")
+        seen = set(self._memo)
+        for texts in batches:
+            todo = sorted(set(texts) - seen)
+            seen.update(todo)
+            if todo:
+                self._ahead.append(pool.submit(self._embed, todo))
+        pool.shutdown(wait=False)
+
+    def _embedder(self) -> Embedder:
+        if self.embedder is None:
+            self.embedder = SentenceEmbedder()
+        return self.embedder
+
+    def _embed(self, todo: list[str]) -> None:
+        """Embed `todo` into the memo (the model is loaded here on first use: in the
+        background thread when embedding ahead, whose jobs run one at a time)."""
+        self._memo.update(zip(todo, self._embedder().encode(todo)))
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         """Each text embedded once per check: against the stored questions every batch
-        re-reads them, and re-embedding them made a run of batches quadratic."""
-        todo = sorted({t for t in texts if t not in self._memo})
-        if todo:
-            if self.embedder is None:
-                self.embedder = SentenceEmbedder()
-            self._memo.update(zip(todo, self.embedder.encode(todo)))
+        re-reads them, and re-embedding them made a run of batches quadratic. Texts embedded
+        ahead are waited for (an error there is this batch's error)."""
+        missing = [t for t in texts if t not in self._memo]
+        while missing and self._ahead:
+            self._ahead.pop(0).result()
+            missing = [t for t in missing if t not in self._memo]
+        if missing:
+            self._embed(sorted(set(missing)))
         return np.stack([self._memo[t] for t in texts])
 
     def _stored(self, ctx: CheckContext, batch_ids: set[str]) -> list[tuple[str, str]]:
