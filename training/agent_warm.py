@@ -11,10 +11,13 @@ like (same template, same observations, same loss mask: no loss on tool output).
   observation), not which word answers: a scripted episode is right about once per such word,
   and RL has to learn the rest. (Any shown word, stop words included, taught the frequent
   words "of" and "The" instead of copying: held-out reward 0.00.)
-- `answers: true` (oracle trajectories, WebSailor-style cold start): `<search>` with the
-  question; when the gold is not in the results, `<open>` the page whose quote states it, at
-  that quote; then `<answer>gold</answer>`. Only training-split questions (the evaluation
-  split's condition is applied), so no evaluation question or answer is seen.
+- `answers: true` (oracle trajectories, the real model's cold start, as ASearcher's and
+  WebSailor's): `<search>` with the question; when the gold is not in the results, `<open>`
+  the page whose quote states it, at that quote, after a `<search>` of its title when the
+  results do not list it (a script never opens a url it was not shown); then
+  `<answer>gold</answer>`. Scripts that earn no task reward (out of turns, a gold the reward
+  refuses) are left out. Only training-split questions (the evaluation split's condition is
+  applied), so no evaluation question or answer is seen.
 """
 
 from __future__ import annotations
@@ -77,14 +80,21 @@ def format_plan(agent, item, rng: random.Random) -> list[str]:
 
 
 def oracle_plan(agent, item, evidence: list[dict]) -> list[str]:
-    """Search the question; open the quote's page at the quote if the results lack the gold."""
+    """Search the question; when the results do not show the gold, open the page whose quote
+    states it, at the quote, searching its title first when the results do not list that
+    page (a script never opens a url it was not shown); answer with the gold."""
     from training.agent import Action
 
-    shown = agent._call(Action("search", item.question))   # what the agent will be shown
     turns = [f"<search>{item.question}</search>"]
-    if item.answer.lower() not in shown.lower() and evidence:
-        ev = evidence[-1]
-        text = agent.tools.page(ev["url"])[1]
+    shown = agent._call(Action("search", item.question))   # what the agent will be shown
+    if item.answer.lower() in shown.lower() or not evidence:
+        return turns + [f"<answer>{item.answer}</answer>"]
+    ev = evidence[-1]
+    title, text = agent.tools.page(ev["url"])
+    if ev["url"] not in shown:
+        turns.append(f"<search>{title}</search>")
+        shown = agent._call(Action("search", title))
+    if item.answer.lower() not in shown.lower() and ev["url"] in shown:
         at = max(0, text.find(ev["quote"][:40]))
         turns.append(f"<open>{ev['url']}#{at}</open>" if at else f"<open>{ev['url']}</open>")
     return turns + [f"<answer>{item.answer}</answer>"]
@@ -132,10 +142,17 @@ def agent_warm_start(p, cfg, on_step=None) -> dict:
 
     ws = cfg.warm_start
     oracle = ws.answers == "true"
-    trajs = warm_start_sequences(p.workflow, p.wh, p.split.train_where, WARM_QUESTIONS,
+    bands = ", ".join(f"'{b}'" for b, w in cfg.data.band_weights.items() if w > 0)
+    where = f"({p.split.train_where or 'true'}) AND band IN ({bands or 'NULL'})"  # streamed
+    trajs = warm_start_sequences(p.workflow, p.wh, where, WARM_QUESTIONS,
                                  oracle, cfg.seed, plays=1 if oracle else FORMAT_PLAYS)
     if not trajs:
-        raise ValueError("warm_start: no training-split questions in train_ready")
+        raise ValueError("warm_start: no training-split question of train_ready in the bands "
+                         "of data.band_weights")
+    scripted = {"scripted": len(trajs),
+                "reward_of_script": sum(t.reward for t in trajs) / len(trajs)}
+    if oracle:   # a script that ran out of turns or whose gold the reward refuses teaches no task
+        trajs = [t for t in trajs if t.info.agent.reward_task > 0] or trajs
     rng = random.Random(cfg.seed)
     stats: dict = {}
     p.train_engine.set_lr(ws.lr)
@@ -148,5 +165,4 @@ def agent_warm_start(p, cfg, on_step=None) -> dict:
             report_warm_step(on_step, i + 1, ws.steps, stats)
     finally:
         p.train_engine.set_lr(None)
-    return {**stats, "sequences": len(trajs),
-            "reward_of_script": sum(t.reward for t in trajs) / len(trajs)}
+    return {**stats, "sequences": len(trajs), **scripted}

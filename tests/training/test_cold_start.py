@@ -16,11 +16,13 @@ N = 60
 
 
 def _town(i: int) -> tuple[str, str, str]:
-    """(url, page text, answer) of town i: a distinct year per town, stated mid-page."""
+    """(url, page text, answer) of town i: a distinct year per town, stated first (even i:
+    a search snippet shows it) or after a long text (odd i: the page must be opened)."""
     year = str(1500 + 7 * i)
     filler = " ".join(f"Town{i} has a market on day {d}." for d in range(12))
-    return (f"http://w/town{i}", f"Town{i} is a river town. {filler} The Town{i} bridge was "
-            f"built in {year}.", year)
+    fact = f"The Town{i} bridge was built in {year}."
+    text = f"{fact} {filler}" if i % 2 == 0 else f"Town{i} is a river town. {filler} {fact}"
+    return f"http://w/town{i}", text, year
 
 
 def _warehouse(wh) -> None:
@@ -65,3 +67,53 @@ def test_cold_start_scripts_only_training_split_questions(wh, tiny_model_dir):
         assert ends == t.n_turns
     opened = [t for t in trajs if t.info.agent.n_open]
     assert opened   # the snippet of 60 characters rarely shows the year: the page is opened
+
+
+class _RecordingEngine:
+    """A train engine stand-in that keeps the batches of the supervised steps."""
+
+    def __init__(self):
+        self.batches, self.lrs = [], []
+
+    def set_lr(self, lr):
+        self.lrs.append(lr)
+
+    def train_batch(self, batch, loss_fn):
+        self.batches.append(batch)
+        return {"nll": 1.0}
+
+
+def test_agent_cold_start_trains_on_rewarded_scripts_of_streamed_bands(wh, tiny_model_dir):
+    """`agent_warm_start` scripts the streamed bands' training-split questions only, and
+    leaves out the scripts that earn no task reward (two turns are too few for search, open,
+    answer); none rewarded, it keeps them all."""
+    from types import SimpleNamespace
+
+    from training.agent_warm import agent_warm_start
+    from training.models import load_tokenizer
+    from warehouse.admit import admit
+
+    _warehouse(wh)
+    with wh.transaction() as tx:   # q0-q9 re-banded out of the streamed bands
+        admit(tx, [f"q{i}" for i in range(10)], check="test", solver="test", band="too_hard")
+    cfg = TrainConfig(data={"eval_fraction": 0.3, "band_weights": {"medium": 1.0}},
+                      warm_start={"steps": 2, "batch_size": 64, "answers": "true", "lr": 1e-5})
+    tok = load_tokenizer(tiny_model_dir)
+    engine = _RecordingEngine()
+    parts = SimpleNamespace(wh=wh, split=resolve_split(cfg.data, wh), train_engine=engine,
+                            pad_id=tok.pad_token_id, workflow=SearchAgentWorkflow(
+                                tok, PageTools.open(wh), search_k=1, snippet_chars=60))
+    stats = agent_warm_start(parts, cfg)
+    trained = {tok.decode(row).split("When was the ")[-1].split(" bridge")[0]
+               for b in engine.batches for row in b["input_ids"].tolist()}
+    streamed = {f"Town{i}" for i in range(10, N)} - {
+        f"Town{i.question_id[1:]}" for i in parts.split.items}
+    assert trained and trained <= streamed and stats["sequences"] == stats["scripted"]
+    assert engine.lrs == [1e-5, None] and len(engine.batches) == 2
+    parts.workflow.max_turns = 2
+    mixed = agent_warm_start(parts, cfg)
+    assert 0 < mixed["reward_of_script"] < 1
+    assert mixed["sequences"] == round(mixed["scripted"] * mixed["reward_of_script"])
+    parts.workflow.max_turns = 1
+    none = agent_warm_start(parts, cfg)
+    assert none["reward_of_script"] == 0.0 and none["sequences"] == none["scripted"]
