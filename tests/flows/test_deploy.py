@@ -62,7 +62,7 @@ def _flow_run_state(api: str, run_id: str) -> str:
 def test_deploy_serves_build_and_a_triggered_run_completes(prefect_server, tmp_path):
     api, env = prefect_server
     cfg = tmp_path / "build.yaml"
-    cfg.write_text("demo: {entities: 40, seed: 3}\ncompose: {max_questions: 20}\n")
+    cfg.write_text("demo: {entities: 30, seed: 3}\ncompose: {max_questions: 20}\n")
     env = {**env, "PREFECT_API_URL": api, "PREFECT_RUNNER_POLL_FREQUENCY": "2",
            "DATAGEN_CACHE": str(tmp_path / "cache")}
     wh = tmp_path / "wh"
