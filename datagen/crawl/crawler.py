@@ -112,6 +112,8 @@ class Crawler:
         self.pending_bytes = 0  # text and HTML of pending_pages
         self._last_commit = time.monotonic()
         self._pool: ExtractPool | None = None
+        self.fetcher: Fetcher | None = None
+        self.warc_out: WarcOut | None = None
 
     # ---- setup ------------------------------------------------------------------------
 
@@ -137,6 +139,33 @@ class Crawler:
 
     async def run(self) -> CrawlSummary:
         started = time.monotonic()
+        if self.cfg.extract_processes > 0:  # forked before any thread of ours exists
+            procs = self.cfg.extract_processes  # a few pages per hand-off, both kept busy
+            self._pool = ExtractPool(procs, self.cfg.global_concurrency // (2 * procs))
+        # what `pages` holds loads in a thread while the rest is set up (seeds, client)
+        known = asyncio.ensure_future(asyncio.to_thread(self._load_known))
+        try:
+            seeds = self._setup()
+            await known
+            if seeds.warcs:
+                await self._ingest_warcs(seeds.warcs)
+            seed_urls = seeds.urls + await self._sitemap_urls(seeds)
+            for url in seed_urls:
+                self._enqueue(url, 0, check_scope=False)
+            await self._run_workers()
+            await self._last_flush()
+        finally:
+            await asyncio.gather(known, return_exceptions=True)
+            if self.fetcher is not None:
+                await self.fetcher.aclose()
+            if self.warc_out is not None:
+                self.warc_out.close()
+            if self._pool is not None:
+                self._pool.shutdown()
+            self.summary.elapsed_s = time.monotonic() - started
+        return self.summary
+
+    def _setup(self) -> Seeds:
         seeds = classify(self.cfg.seeds)
         self.scope = self._scope(seeds)
         self.guard = AddressGuard(self.cfg.allow_private, self._resolver)
@@ -146,26 +175,14 @@ class Crawler:
                                warc=self.warc_out)
         self.robots = RobotsCache(self.fetcher, enabled=self.cfg.respect_robots,
                                   agent=_robots_agent(self.cfg.user_agent))
-        try:
-            if self.cfg.extract_processes > 0:
-                procs = self.cfg.extract_processes  # a few pages per hand-off, both kept busy
-                self._pool = ExtractPool(procs, self.cfg.global_concurrency // (2 * procs))
-            await asyncio.to_thread(self._load_known)
-            if seeds.warcs:
-                await self._ingest_warcs(seeds.warcs)
-            seed_urls = seeds.urls + await self._sitemap_urls(seeds)
-            for url in seed_urls:
-                self._enqueue(url, 0, check_scope=False)
-            await self._run_workers()
+        return seeds
+
+    async def _last_flush(self) -> None:
+        """The last batch commits while the extraction workers exit: nothing is left to extract."""
+        if self._pool is None:
             await self._flush(force=True)
-        finally:
-            await self.fetcher.aclose()
-            if self.warc_out is not None:
-                self.warc_out.close()
-            if self._pool is not None:
-                self._pool.shutdown()
-            self.summary.elapsed_s = time.monotonic() - started
-        return self.summary
+            return
+        await asyncio.gather(asyncio.to_thread(self._pool.shutdown), self._flush(force=True))
 
     async def _run_workers(self) -> None:
         """Until the frontier is empty; a worker that dies (warehouse error) ends the crawl."""

@@ -94,8 +94,9 @@ class ExtractPool:
         done.add_done_callback(functools.partial(_wake, asyncio.get_running_loop(), waiting))
 
     def shutdown(self) -> None:
-        _settle_all(self._waiting, RuntimeError("the extraction pool was shut down"))
-        self._jobs, self._waiting = [], []
+        """Waits for the workers to exit (their CPU time then counts as the crawl's). Safe
+        from any thread and twice; a batch not yet sent fails when its send finds the pool
+        shut down."""
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
