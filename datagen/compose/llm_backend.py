@@ -86,8 +86,8 @@ EXIT stops when the question is hard enough.
 Reply with JSON: {{"action": "INJECT" | "FUZZ" | "EXIT", "option": <number, -1 for EXIT>}}"""
 
 # No page quotes and no exact values either: SmolLM2 copied the quoted sentences, which
-# hold the hidden entity's name and the fuzzed values, into its wordings (names_forbidden
-# on 26 of 172 samples with them).
+# hold the hidden entity's name and the fuzzed values, into its wordings (word calls refused
+# names_forbidden: 13 of 119 with them, 0 of 91 without).
 WORD_PROMPT = """Rewrite the draft as one natural trivia question with the same meaning.
 Draft: {draft}
 Keep these words exactly: {required}
