@@ -125,6 +125,7 @@ class NearDuplicates:
     name: str = "near_duplicates"
     _memo: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     _ahead: list[cf.Future] = field(default_factory=list, repr=False, compare=False)
+    _waited: bool = field(default=False, repr=False, compare=False)
 
     def run(self, questions: Sequence[QuestionRecord], ctx: CheckContext) -> list[CheckResult]:
         stored = self._stored(ctx, {q.question_id for q in questions})
@@ -156,7 +157,7 @@ class NearDuplicates:
             todo = sorted(set(texts) - seen)
             seen.update(todo)
             if todo:
-                self._ahead.append(pool.submit(self._embed, todo))
+                self._ahead.append(pool.submit(self._embed_on_one_core, todo))
         pool.shutdown(wait=False)
 
     def _embedder(self) -> Embedder:
@@ -169,12 +170,26 @@ class NearDuplicates:
         background thread when embedding ahead, whose jobs run one at a time)."""
         self._memo.update(zip(todo, self._embedder().encode(todo)))
 
+    def _embed_on_one_core(self, todo: list[str]) -> None:
+        """`_embed` with torch on one thread: the other core is the other checks'. Two torch
+        threads beside a busy Python thread cost twice the CPU for the same vectors (MiniLM
+        gives bit-identical embeddings on one thread or two). Once a batch's check has had to
+        wait for them, the checks are done with the other core, and the rest get both."""
+        import torch
+        before = torch.get_num_threads()
+        torch.set_num_threads(before if self._waited else 1)  # both cores once `run` waits
+        try:
+            self._embed(todo)
+        finally:
+            torch.set_num_threads(before)
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         """Each text embedded once per check: against the stored questions every batch
         re-reads them, and re-embedding them made a run of batches quadratic. Texts embedded
         ahead are waited for (an error there is this batch's error)."""
         missing = [t for t in texts if t not in self._memo]
         while missing and self._ahead:
+            self._waited = self._waited or not self._ahead[0].done()
             self._ahead.pop(0).result()
             missing = [t for t in missing if t not in self._memo]
         if missing:
