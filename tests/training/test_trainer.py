@@ -20,9 +20,10 @@ SMALL = {
     "engine": {"lr": 0.01, "micro_batch_size": 8},
 }
 # For the runs that keep dynamic sampling (the default): after 2 warm-start steps the random
-# tiny policy almost never answers in the format, so a step waited for groups with a signal
-# (one run here sampled ~15,000 episodes for step 1: 399 s); after 10 (a second's work) some
-# answers are right by chance and each step finds its 8 groups in a few seconds.
+# tiny policy rarely answers in the format, so a step's wait for groups with a signal is
+# heavy-tailed (three runs here waited < 1 s a step; one sampled ~15,000 episodes for step 1,
+# 399 s; the suite once took 174 s for this test); after 10 (a second's work) some answers are
+# right by chance and each step finds its groups in a few seconds.
 SIGNAL_WARM_START = {"steps": 10, "batch_size": 8}
 
 
