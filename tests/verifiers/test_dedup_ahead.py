@@ -1,0 +1,54 @@
+"""Embedding ahead in a background thread gives the verdicts of embedding batch by batch."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verifiers import CheckContext, NearDuplicates
+
+from .conftest import make_question
+
+
+class WordEmbedder:
+    """A bag-of-words embedder that records the groups it was asked to embed."""
+
+    def __init__(self, fail: bool = False):
+        self.groups: list[list[str]] = []
+        self.fail = fail
+
+    def encode(self, texts):
+        if self.fail:
+            raise RuntimeError("model missing")
+        self.groups.append(list(texts))
+        vocab = ["jaws", "film", "tower", "eiffel", "open", "directed", "who", "when", "sea"]
+        emb = np.array([[t.lower().count(w) for w in vocab] for t in texts], np.float32) + 1e-3
+        return emb / np.linalg.norm(emb, axis=1, keepdims=True)
+
+
+QS = [make_question("a", "Who directed the film Jaws?", "x"),
+      make_question("b", "When did the Eiffel Tower open?", "x"),
+      make_question("c", "who directed the film jaws", "x"),
+      make_question("d", "When did the Eiffel tower open to all?", "x"),
+      make_question("e", "Who directed the sea film?", "x")]
+
+
+def _verdicts(ahead: bool, embedder):
+    check = NearDuplicates(embedder=embedder, threshold=0.9)
+    batches = [QS[:2], QS[2:4], QS[4:]]
+    if ahead:
+        check.encode_ahead([[q.question for q in b] for b in batches])
+    return [r for b in batches for r in check.run(b, CheckContext())]
+
+
+def test_embedding_ahead_gives_the_same_verdicts_and_groups():
+    plain, early = WordEmbedder(), WordEmbedder()
+    assert _verdicts(True, early) == _verdicts(False, plain)
+    assert early.groups == plain.groups and len(plain.groups) == 3
+
+
+def test_an_embedding_error_ahead_is_the_batch_error():
+    from verifiers.runner import run_check
+    check = NearDuplicates(embedder=WordEmbedder(fail=True))
+    check.encode_ahead([[q.question for q in QS]])
+    results = run_check(check, QS, CheckContext())
+    assert {r.status for r in results} == {"error"} and "model missing" in results[0].reason
