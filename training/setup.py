@@ -237,9 +237,12 @@ def warm_start(p: Parts, cfg: TrainConfig, on_step=None) -> dict:
     from training.loss import sft_loss_fn
     from training.tasks import task_questions, warm_start_pairs
 
-    if cfg.rollout.workflow == "search":   # scripted agent episodes (training/agent_warm.py)
-        from training.agent_warm import agent_warm_start
+    if cfg.rollout.workflow != "qa":   # scripted agent episodes (training/agent_warm.py)
+        from dataclasses import replace
 
+        from training.agent_warm import agent_warm_start
+        if cfg.rollout.workflow != "search":   # a user's agent: the search agent's scripts
+            p = replace(p, workflow=agent_workflows(cfg, p.tokenizer, p.wh)[0])
         return agent_warm_start(p, cfg, on_step)
     if cfg.data.task:
         questions = task_questions(cfg.data.task, cfg.data.task_size, "train", cfg.seed)

@@ -36,6 +36,8 @@ def test_a_users_openai_agent_trains_through_the_trainers_endpoint(demo_composed
     model = _format_model(tmp_path / "model", questions)
     cfg = yaml.safe_load(_config(tmp_path, model).read_text())
     cfg["rollout"]["workflow"] = "tests.training.test_user_agent_e2e:agent_with_format_bonus"
+    # the search agent's cold start teaches the example its tags (the same prompt): one step
+    cfg["warm_start"] = {"steps": 1, "batch_size": 4, "answers": "true"}
     path = tmp_path / "user_agent.yaml"
     path.write_text(yaml.safe_dump(cfg))
     run_dir = tmp_path / "run"
@@ -43,6 +45,7 @@ def test_a_users_openai_agent_trains_through_the_trainers_endpoint(demo_composed
                  "--warehouse", str(root)]) == 0
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [0, 1, 2] and rows[-1]["eval_reward"] is not None
+    assert (run_dir / "warm_start" / "config.json").is_file()
     assert any(r["loss"] != 0.0 for r in rows[1:])      # a signal reached the loss
     # the trajectories made from the recorded calls line up with the trainer's tokens:
     # the behaviour logprobs the endpoint recorded equal the trainer's own at v0
