@@ -91,10 +91,9 @@ class RolloutConfig(_Strict):
         "wait", description="a group that would be trained more than η versions late: wait "
         "for it (no bias against slow episodes) or drop it (the trainer never waits)")
     dynamic_sampling: bool = Field(
-        True, description="drop groups whose rewards are all equal (no learning signal), but "
-        "keep an all-wrong one at the rate the policy's recent mean reward exceeds its reward "
-        "(pushed down against the batch's mean); false keeps them all: an all-correct one "
-        "trains nothing, an all-wrong one is pushed down, and the data path runs")
+        True, description="drop groups whose rewards are all equal (no learning signal; past "
+        "8 batches' worth of them in a step, they fill the batch: training/controller.py); "
+        "false keeps them: their advantages are 0, so they train nothing, but the data path runs")
     max_new_tokens: int = Field(16, ge=1)
     temperature: float = Field(1.0, gt=0, description="sampling temperature of the rollouts; "
                                "the trainer divides its logits by it too, so its logprobs "
@@ -216,8 +215,7 @@ class EngineConfig(_Strict):
 _DROPPED = {
     "loss.kl_coef": "the trainer keeps no reference model: remove it",
     "loss.entropy_coef": "the entropy bonus was tried and dropped: remove it",
-    "loss.all_wrong_advantage": "all-wrong groups are kept at the policy's recent success rate "
-                                "and pushed down against the batch mean: remove it",
+    "loss.all_wrong_advantage": "negative-sample reinforcement was tried and dropped: remove it",
     "loss.baseline": "the advantage baseline is the group's (GRPO): remove it",
     "loss.cap_mode": "tokens over behav_cap are masked: remove it",
     "loss.recompute_prox": "π_prox is always recomputed (decoupled PPO): remove it",

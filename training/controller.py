@@ -12,15 +12,13 @@ of the oldest open group (or opening a group). So a slot freed by a fast episode
 once instead of idling until the slowest episode of its group is done, which under a
 long-tailed latency would leave most slots empty. A group's start version is the version
 when it opened (its episodes may start later, under newer weights: the bound stays safe).
-Groups in which the workflow rejected an episode (returned None) are dropped (counted); so
-are groups whose rewards are all equal (no GRPO signal), but for two kinds (`NoSignalGroups`):
-one below the policy's mean reward m over the last batch's episodes is kept at the rate
-m - r (`groups_below_mean_kept`) and pushed down against the batch mean (loss.grpo_advantages):
-a question the policy fails every time while it solves most is what it must unlearn, while
-at m ~ 0 failure says nothing and such groups would crowd the batch (docs/experiments/
-2026-12-01-train-cpu-below-mean-groups.md); and past `MAX_DROPPED_BATCHES` batches' worth of
-dropped episodes in a step, one at or above m fills the batch (`groups_filler_kept`,
-advantage 0), so a policy right nearly everywhere does not take thousands of episodes a step.
+Groups whose rewards are all equal carry no GRPO signal and are dropped
+(counted); so are groups in which the workflow rejected an episode (returned None). But a
+step drops at most `MAX_DROPPED_BATCHES` batches' worth of episodes for no signal: past
+that, all-equal groups fill the batch (`groups_filler_kept`; their advantages are 0, so they
+train nothing), so that a policy right on nearly every question, or stuck on one, does not
+take thousands of episodes a step (1,900-4,000 in docs/experiments/2026-12-01-train-cpu-
+batch-128.md; DAPO bounds its dynamic sampling's generation rounds the same way).
 
 An episode that raises (the reward, an inference request, a tool) fails alone: its group is
 dropped at once (running siblings cancelled) and counted as `dropped_failed/<ExceptionType>`.
@@ -49,7 +47,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
@@ -93,33 +91,6 @@ class RolloutBatch:
         return [t for g in self.groups for t in g]
 
 
-class NoSignalGroups:
-    """Which all-equal groups are kept (the module docstring): `reason` for an all-equal
-    group, `observe` for every finished one; `dropped` resets when a batch goes out."""
-
-    def __init__(self, batch_size: int, group_size: int):
-        self.batch_size, self.n = batch_size, group_size
-        self.recent: deque[float] = deque(maxlen=batch_size)   # last finished rewards
-        self.credit, self.dropped = 0.0, 0                     # dropped: episodes, this step
-
-    def observe(self, rewards: list[float]) -> None:
-        self.recent.extend(rewards)
-
-    def reason(self, reward: float, ready_groups: int) -> str:
-        """`dropped_no_signal`, or the kind it is kept as (a count's name)."""
-        mean = sum(self.recent) / len(self.recent) if self.recent else None
-        if mean is not None:
-            self.credit += min(1.0, max(0.0, mean - reward))   # keep at the rate m - r
-            if self.credit >= 1.0:
-                self.credit -= 1.0
-                return "groups_below_mean_kept"
-        if (self.dropped >= MAX_DROPPED_BATCHES * self.batch_size and ready_groups
-                < self.batch_size // self.n and reward >= (1.0 if mean is None else mean)):
-            return "groups_filler_kept"
-        self.dropped += self.n
-        return "dropped_no_signal"
-
-
 class RolloutController:
     def __init__(self, episode_fn: EpisodeFn, source: ItemSource, *, batch_size: int,
                  group_size: int, max_in_flight: int, eta: int, version: int = 0,
@@ -157,7 +128,7 @@ class RolloutController:
         self._changed: asyncio.Event | None = None
         self._error: BaseException | None = None
         self._exhausted = False
-        self.no_signal = NoSignalGroups(batch_size, group_size)
+        self._step_dropped = 0             # episodes dropped for no signal, this step
 
     # ---- admission ------------------------------------------------------------------
     @property
@@ -294,11 +265,7 @@ class RolloutController:
         elif len({t.reward for t in trajs}) == 1:
             self.counts["groups_no_signal"] += 1
             if self.dynamic_sampling:
-                reason = self.no_signal.reason(trajs[0].reward, len(self._ready))
-                if reason.startswith("groups_"):      # kept: counted here, not dropped
-                    self.counts[reason] += 1
-                    reason = None
-        self.no_signal.observe([t.reward for t in trajs])
+                reason = self._no_signal_reason()
         self.counts["episodes_finished"] += len(trajs)
         self.counts["episodes_rejected"] += self.n - len(trajs)
         if reason:
@@ -309,6 +276,15 @@ class RolloutController:
             self.accepted += self.n
             self.counts["groups_accepted"] += 1
         self.finished.extend((t, group.item, reason is None) for t in trajs)
+
+    def _no_signal_reason(self) -> str | None:
+        """Drop an all-equal group, or keep it as filler once the step spent its budget."""
+        if (self._step_dropped >= MAX_DROPPED_BATCHES * self.batch_size
+                and len(self._ready) < self.batch_size // self.n):
+            self.counts["groups_filler_kept"] += 1
+            return None
+        self._step_dropped += self.n
+        return "dropped_no_signal"
 
     def _notify(self) -> None:
         if self._changed is not None:
@@ -359,7 +335,7 @@ class RolloutController:
         batch_version = self.consumed
         self.consumed += 1
         self._step_failed = self._step_ended = 0
-        self.no_signal.dropped = 0
+        self._step_dropped = 0
         staleness = []
         for g in chosen:
             s = batch_version - g.start_version

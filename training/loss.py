@@ -40,28 +40,17 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """GRPO advantages for rewards shaped [groups, n]: (r - group mean) / (group std + eps).
 
-    The std is the population std (divide by n). A group whose rewards are all equal has no
-    group signal: if its reward is below the batch's mean it gets (r - batch mean) / (batch
-    std + eps) (REINFORCE++'s baseline), so the answers it failed with are pushed down (the
-    controller keeps such groups while the policy mostly succeeds); otherwise zeros.
+    The std is the population std (divide by n). A group with all-equal rewards gets zeros.
 
     >>> grpo_advantages(torch.tensor([[1., 0., 0., 1.]]))
     tensor([[ 1.0000, -1.0000, -1.0000,  1.0000]])
     >>> grpo_advantages(torch.tensor([[1., 1.]]))
     tensor([[0., 0.]])
-    >>> grpo_advantages(torch.tensor([[1., 0.], [0., 0.], [1., 1.]]))
-    tensor([[ 1.0000, -1.0000],
-            [-1.0000, -1.0000],
-            [ 0.0000,  0.0000]])
     """
     if rewards.dim() != 2:
         raise ValueError(f"rewards must be [groups, n], got shape {tuple(rewards.shape)}")
     centered = rewards - rewards.mean(dim=1, keepdim=True)
-    group = centered / (rewards.std(dim=1, keepdim=True, unbiased=False) + eps)
-    mean = rewards.mean()
-    below = (rewards.amax(dim=1) == rewards.amin(dim=1)) & (rewards[:, 0] < mean)
-    batch = (rewards - mean) / (rewards.std(unbiased=False) + eps)
-    return torch.where(below[:, None], batch, group)
+    return centered / (rewards.std(dim=1, keepdim=True, unbiased=False) + eps)
 
 
 def decoupled_ppo_loss(
