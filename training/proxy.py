@@ -69,7 +69,6 @@ class _ChatRequest(BaseModel):
     stream: bool = False
     stop: str | list[str] | None = None
     tools: list[dict] | None = None
-    user: str | None = None
 
 
 class ProxyError(ValueError):
@@ -140,10 +139,8 @@ class ChatProxy:
         app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, port)
-        await site.start()
-        bound = site._server.sockets[0].getsockname()[1]
-        self.url = f"http://{self.host}:{bound}/v1"
+        await web.TCPSite(self._runner, self.host, port).start()
+        self.url = f"http://{self.host}:{self._runner.addresses[0][1]}/v1"
         return self.url
 
     async def close(self) -> None:

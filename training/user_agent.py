@@ -60,6 +60,8 @@ def _module(where: str):
         if not os.path.isfile(path):
             raise OSError(f"no file {path}")
         name = "user_agent_" + os.path.splitext(os.path.basename(path))[0]
+        if getattr(sys.modules.get(name), "__file__", None) == path:
+            return sys.modules[name]    # loaded once: the config check, then the run
         spec = importlib.util.spec_from_file_location(name, path)
         module = sys.modules[name] = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -177,8 +179,11 @@ class UserAgentWorkflow:
         prompt, out = tokens
         calls = episode.calls
         finished = calls[-1].result.finish_reason == "stop"
-        reward, rule = own_reward or 0.0, "agent_reward" if own_reward is not None else "no_answer"
-        if own_reward is None and answer is not None:
+        if own_reward is not None:
+            reward, rule = own_reward, "agent_reward"
+        elif answer is None:
+            reward, rule = 0.0, "no_answer"
+        else:
             reward, rule = answer_reward(answer, item.answer, tuple(item.answer_aliases or ()),
                                          item.question, self.reward_mode, finished=finished)
         info = EpisodeInfo(

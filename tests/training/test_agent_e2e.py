@@ -88,17 +88,24 @@ def _config(tmp_path: Path, model: Path) -> Path:
     return path
 
 
+def banded_with_model(demo_composed: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """(a banded copy of the demo warehouse, a tiny model taught the tags on its questions)."""
+    import warehouse
+
+    root = _banded_copy(demo_composed, tmp_path / "wh")
+    wh = warehouse.open(root, read_only=True)
+    questions = wh.sql("select question from questions limit 8").column(0).to_pylist()
+    wh.close()
+    return root, _format_model(tmp_path / "model", questions)
+
+
 @pytest.mark.slow
 @pytest.mark.integration
 def test_search_agent_trains_on_a_demo_warehouse(demo_composed, tmp_path):
     import warehouse
     from datagen.cli import main
 
-    root = _banded_copy(demo_composed, tmp_path / "wh")
-    wh = warehouse.open(root, read_only=True)
-    questions = wh.sql("select question from questions limit 8").column(0).to_pylist()
-    wh.close()
-    model = _format_model(tmp_path / "model", questions)
+    root, model = banded_with_model(demo_composed, tmp_path)
     run_dir = tmp_path / "run"
     assert main(["train", "--config", str(_config(tmp_path, model)), "--run-dir", str(run_dir),
                  "--warehouse", str(root)]) == 0

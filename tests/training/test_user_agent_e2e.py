@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.training.test_agent_e2e import _banded_copy, _config, _format_model
+from tests.training.test_agent_e2e import _config, banded_with_model
 
 
 async def agent_with_format_bonus(question, client, tools):
@@ -29,11 +29,7 @@ def test_a_users_openai_agent_trains_through_the_trainers_endpoint(demo_composed
     import warehouse
     from datagen.cli import main
 
-    root = _banded_copy(demo_composed, tmp_path / "wh")
-    wh = warehouse.open(root, read_only=True)
-    questions = wh.sql("select question from questions limit 8").column(0).to_pylist()
-    wh.close()
-    model = _format_model(tmp_path / "model", questions)
+    root, model = banded_with_model(demo_composed, tmp_path)
     cfg = yaml.safe_load(_config(tmp_path, model).read_text())
     cfg["rollout"]["workflow"] = "tests.training.test_user_agent_e2e:agent_with_format_bonus"
     # the search agent's cold start teaches the example its tags (the same prompt): one step
