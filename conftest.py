@@ -15,6 +15,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from datagen.prefect_home import home_settings
 
 _TESTS = Path(__file__).resolve().parent / "tests"
@@ -33,3 +35,41 @@ def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
             and b">>>" not in collection_path.read_bytes()):
         return True
     return None
+
+
+def _marks_vllm(path: str) -> bool:
+    """Does the test file mark tests `vllm` (read from its source: xdist's scheduler sees node
+    ids only)?"""
+    return "mark.vllm" in (Path(__file__).parent / path).read_text(errors="replace")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Two workers (`pytest -n 2`, the README's test command): a file runs on one worker, so
+    its module fixtures are built once, and every file with `vllm` tests runs on the same
+    worker, so two vLLM engines never share the 2 cores and the session's server farm starts
+    once. (`--dist loadgroup` would say this with marks, but it loses them on pytest 9.2:
+    pytest-xdist issue 1386.)"""
+    from functools import cache
+
+    from xdist.scheduler import LoadScopeScheduling
+
+    vllm = cache(_marks_vllm)
+
+    class FileGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::")[0]
+            return "vllm" if vllm(path) else path
+
+    return FileGroups(config, log)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """The files with `vllm` tests first, then those with `slow` tests, so that the long ones
+    do not make a tail on one worker after the short ones are done."""
+    files: dict[str, list] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::")[0], []).append(item)
+    slow = {f for f, its in files.items() if any(i.get_closest_marker("slow") for i in its)}
+    first = {name: (not _marks_vllm(name), name not in slow) for name in files}
+    items.sort(key=lambda item: first[item.nodeid.split("::")[0]])  # stable: order kept within
