@@ -14,7 +14,8 @@ same way (`training.engines.batching.pack_sequences` builds such a batch).
 
 Logprobs are those of the *sampling* distribution: inference engines report the logprob of
 each sampled token after temperature (and top-p), and `TrainEngine.forward_logprobs`
-divides the logits by the configured temperature, so both sides agree at the same weights.
+divides the logits by the configured temperature, or by a batch's per-sequence `temperature`
+[B] (the one that sampled each row), so both sides agree at the same weights.
 
 `train_batch(batch, loss_fn)`: every rank gets the same global batch; the engine takes its
 rows and splits them into micro-batches. `loss_fn(logprobs, micro_batch)` returns the
@@ -108,6 +109,8 @@ class Trajectory:
     episode_id: str = field(default_factory=lambda: uuid.uuid4().hex)   # random, unique
     loss_mask: list[int] | None = None   # per output token: 1 = the model's own token, 0 = tool
                                          # output (multi-turn agent); None = every token
+    temperature: float | None = None     # what sampled it, when the workflow says (a hotter
+                                         # replay trains at its own); None = the run's
 
 
 @runtime_checkable

@@ -6,7 +6,7 @@ Light to import (pydantic only), so `datagen --help` stays instant.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -95,9 +95,12 @@ class RolloutConfig(_Strict):
         "8 batches' worth of them in a step, they fill the batch: training/controller.py); "
         "false keeps them: their advantages are 0, so they train nothing, but the data path runs")
     max_new_tokens: int = Field(16, ge=1)
-    temperature: float = Field(1.0, gt=0, description="sampling temperature of the rollouts; "
-                               "the trainer divides its logits by it too, so its logprobs "
-                               "are those of the distribution that sampled")
+    temperature: Union[float, list[float]] = Field(
+        1.0, description="sampling temperature of the rollouts; the trainer divides its "
+        "logits by it too, so its logprobs are those of the distribution that sampled. A "
+        "rising list (workflow qa, dynamic sampling), e.g. [1.3, 2.0, 3.0]: a group whose "
+        "episodes all earn nothing is played again at the next temperature, so an answer the "
+        "policy gives almost no mass gets sampled (each episode trains at its own)")
     eval_temperature: float = Field(1.0, gt=0)
     reward: Literal["reward", "strict", "judge"] = Field(
         "reward", description="verifiers.score_response mode, for training and evaluation: "
@@ -135,8 +138,26 @@ class RolloutConfig(_Strict):
             load_entrypoint(value)      # a wrong name fails here, not at the first episode
         return value
 
+    @property
+    def temperatures(self) -> tuple[float, ...]:
+        """The sampling temperature first, then the hotter replays' (training/controller.py)."""
+        t = self.temperature
+        return tuple(t) if isinstance(t, list) else (t,)
+
+    @field_validator("temperature")
+    @classmethod
+    def _rising(cls, value: "float | list[float]") -> "float | list[float]":
+        ladder = value if isinstance(value, list) else [value]
+        if not ladder or min(ladder) <= 0 or ladder != sorted(set(ladder)):
+            raise ValueError(f"rollout.temperature {value!r}: a number > 0, or a list of them "
+                             "rising (the replays of all-wrong groups play hotter)")
+        return value
+
     @model_validator(mode="after")
     def _groups_fit(self):
+        if len(self.temperatures) > 1 and (self.workflow != "qa" or not self.dynamic_sampling):
+            raise ValueError("rollout.temperature as a list replays all-wrong groups of the qa "
+                             "workflow with dynamic_sampling on; give one number here")
         if self.inference == "remote" and not self.servers:
             raise ValueError("rollout.inference: remote needs rollout.servers (base URLs of "
                              "vLLM servers started with python -m training.engines.vllm_server)")

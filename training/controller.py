@@ -19,6 +19,11 @@ that, all-equal groups fill the batch (`groups_filler_kept`; their advantages ar
 train nothing), so that a policy right on nearly every question, or stuck on one, does not
 take thousands of episodes a step (1,900-4,000 in docs/experiments/2026-12-01-train-cpu-
 batch-128.md; DAPO bounds its dynamic sampling's generation rounds the same way).
+A dropped group whose episodes all earned nothing is played again by the next of
+`hot_episode_fns` (the workflow at a higher temperature: `rollout.temperature` as a rising
+list), counted as `groups_replayed_hotter`: no reweighting of sampled answers can raise an
+answer the policy gives p = 0.001 (docs/experiments/2026-12-01-train-cpu-below-mean-groups.md),
+but a hotter group samples it, and then its group has a signal.
 
 An episode that raises (the reward, an inference request, a tool) fails alone: its group is
 dropped at once (running siblings cancelled) and counted as `dropped_failed/<ExceptionType>`.
@@ -49,7 +54,7 @@ import itertools
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Any, Awaitable, Callable, Protocol, Sequence
 
 from training.api import TrainingFailed, Trajectory
 from training.failures import describe, engine_unreachable, unreachable_message
@@ -73,6 +78,7 @@ class _Group:
     trajectories: list[Trajectory] = field(default_factory=list)
     finish_seq: int = -1
     unstarted: int = 0                                     # episodes not yet started
+    rung: int = 0                  # 0: episode_fn plays it; i: hot_episode_fns[i - 1]
     results: list["Trajectory | None"] = field(default_factory=list)
     tasks: set = field(default_factory=set)                # its running episodes
 
@@ -96,7 +102,7 @@ class RolloutController:
                  group_size: int, max_in_flight: int, eta: int, version: int = 0,
                  late_groups: str = "wait",
                  is_fatal: Callable[[BaseException], bool] = engine_unreachable,
-                 dynamic_sampling: bool = True):
+                 dynamic_sampling: bool = True, hot_episode_fns: Sequence[EpisodeFn] = ()):
         if batch_size % group_size:
             raise ValueError(f"batch_size {batch_size} must be a multiple of group_size "
                              f"{group_size}")
@@ -109,6 +115,8 @@ class RolloutController:
         self._step_failed = self._step_ended = 0   # episodes since the last batch
         self.cancelled_episode_s = 0.0    # time spent in episodes cancelled with a late group
         self.episode_fn, self.source = episode_fn, source
+        self.hot_episode_fns = tuple(hot_episode_fns)
+        self._replays: list[tuple[Any, int]] = []   # (item, rung) of all-wrong groups
         self.batch_size, self.n, self.eta = batch_size, group_size, eta
         self.max_in_flight = max_in_flight
         self.version = version            # policy version of the weights now being served
@@ -154,11 +162,11 @@ class RolloutController:
     def _open_group(self) -> _Group | None:
         if not self.capacity_ok():
             return None
-        item = self._next_item()
+        item, rung = self._replays.pop(0) if self._replays else (self._next_item(), 0)
         if item is None:
             self._exhausted = True
             return None
-        group = _Group(next(self._seq), item, self.version, unstarted=self.n)
+        group = _Group(next(self._seq), item, self.version, unstarted=self.n, rung=rung)
         self._running[group.seq] = group
         self.counts["groups_started"] += 1
         return group
@@ -198,7 +206,8 @@ class RolloutController:
 
     async def _run_episode(self, group: _Group) -> None:
         try:
-            result = await self.episode_fn(group.item)
+            play = self.hot_episode_fns[group.rung - 1] if group.rung else self.episode_fn
+            result = await play(group.item)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -266,6 +275,9 @@ class RolloutController:
             self.counts["groups_no_signal"] += 1
             if self.dynamic_sampling:
                 reason = self._no_signal_reason()
+                if reason and trajs[0].reward <= 0 and group.rung < len(self.hot_episode_fns):
+                    self._replays.append((group.item, group.rung + 1))
+                    self.counts["groups_replayed_hotter"] += 1
         self.counts["episodes_finished"] += len(trajs)
         self.counts["episodes_rejected"] += self.n - len(trajs)
         if reason:

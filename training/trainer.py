@@ -52,11 +52,14 @@ def build_train_batch(batch: "RolloutBatch", pad_id: int) -> dict[str, Any]:
     rewards = torch.tensor([[t.reward for t in g] for g in batch.groups], dtype=torch.float32)
     adv = grpo_advantages(rewards).reshape(-1)
     trajs = batch.trajectories
+    seq_values = {"advantages": adv.tolist()}
+    temperatures = [t.temperature for t in trajs]
+    if None not in temperatures:   # the engine divides each row by what sampled it
+        seq_values["temperature"] = temperatures
     return pack_sequences(
         [t.prompt_ids for t in trajs], [t.output_ids for t in trajs], pad_id=pad_id,
         token_values={"behav_logprobs": [t.output_logprobs for t in trajs]},
-        seq_values={"advantages": adv.tolist()},
-        output_masks=[t.loss_mask for t in trajs])
+        seq_values=seq_values, output_masks=[t.loss_mask for t in trajs])
 
 
 class _Trainer:
@@ -266,6 +269,8 @@ class _Trainer:
             "groups_dropped_no_signal": self.p.controller.counts["dropped_no_signal"],
             "groups_dropped_rejected": self.p.controller.counts["dropped_rejected_episode"],
             "groups_dropped_late": self.p.controller.counts["dropped_late"],
+            "groups_filler_kept": self.p.controller.counts["groups_filler_kept"],
+            "groups_replayed_hotter": self.p.controller.counts["groups_replayed_hotter"],
             "episode_time_cancelled_s": self.p.controller.cancelled_episode_s,
             "episodes_failed": self.p.controller.counts["episodes_failed"],
             **{k: v for k, v in self.p.controller.counts.items()

@@ -97,6 +97,6 @@ class QAWorkflow:
         return Trajectory(
             question_id=item.question_id, prompt_ids=prompt, output_ids=result.output_ids,
             output_logprobs=result.output_logprobs, output_versions=result.output_versions,
-            reward=reward, text=text,
+            reward=reward, text=text, temperature=self.temperature,
             info=EpisodeInfo(rule, result.finish_reason, time.monotonic() - t0,
                              result.n_interruptions))

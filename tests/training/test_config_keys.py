@@ -88,3 +88,17 @@ def test_engine_has_one_default_per_setting():
     with pytest.raises(ValueError, match="engine.zero_stage"):
         load_config(overrides={"engine": {"zero_stage": 4}})
 
+
+
+def test_a_temperature_ladder_rises_and_is_for_the_qa_workflow():
+    cfg = load_config(overrides={"rollout": {"temperature": [1.3, 2.0, 3.0]}})
+    assert cfg.rollout.temperatures == (1.3, 2.0, 3.0)
+    assert load_config(overrides={"rollout": {"temperature": 0.7}}).rollout.temperatures == (0.7,)
+    for bad in ([2.0, 1.3], [1.3, 1.3], [], [0.0, 1.0]):
+        with pytest.raises(ValueError, match="rollout.temperature .*rising"):
+            load_config(overrides={"rollout": {"temperature": bad}})
+    with pytest.raises(ValueError, match="qa workflow with dynamic_sampling on"):
+        load_config(overrides={"rollout": {"temperature": [1.0, 2.0], "workflow": "search"}})
+    with pytest.raises(ValueError, match="qa workflow with dynamic_sampling on"):
+        load_config(overrides={"rollout": {"temperature": [1.0, 2.0],
+                                           "dynamic_sampling": False}})

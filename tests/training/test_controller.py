@@ -389,3 +389,29 @@ def test_without_dynamic_sampling_all_equal_groups_are_kept_and_counted():
     dropped, batch = asyncio.run(run(True))
     assert batch is None                                    # every group dropped: ran dry
     assert dropped.counts["dropped_no_signal"] == 8 and dropped.counts["groups_accepted"] == 0
+
+
+def test_all_wrong_groups_are_played_again_hotter_until_one_has_a_signal():
+    """Questions 0-2 are answered only by the second hot episode fn (a "hotter" sampler that
+    finds the gold); question 3 always right. All-wrong groups climb the ladder one rung at a
+    time and stop at its top; all-right ones are never replayed."""
+    played: list[tuple[int, int]] = []   # (item, rung), one per episode
+
+    def fn(rung):
+        async def episode(item):
+            played.append((item, rung))
+            first = played.count((item, rung)) == 1    # the top rung: one of two is right
+            await asyncio.sleep(0)
+            return traj(item, 1.0 if item == 3 or (rung == 2 and first) else 0.0)
+        return episode
+
+    async def main():
+        ctrl = RolloutController(fn(0), ListSource(range(4)), batch_size=2, group_size=2,
+                                 max_in_flight=2, eta=0, hot_episode_fns=[fn(1), fn(2)])
+        return ctrl, await drive(ctrl, 10)
+    ctrl, batches = asyncio.run(main())
+    rungs = {i: sorted({r for it, r in played if it == i}) for i in range(4)}
+    assert rungs == {0: [0, 1, 2], 1: [0, 1, 2], 2: [0, 1, 2], 3: [0]}
+    assert ctrl.counts["groups_replayed_hotter"] == 3 * 2
+    assert sorted(b for batch in batches for b in batch.items) == [0, 1, 2]   # top rung paid
+    assert ctrl.counts["dropped_no_signal"] == 3 * 2 + 1        # rungs 0-1, and question 3

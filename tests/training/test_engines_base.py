@@ -89,3 +89,17 @@ def test_our_safetensors_writer_matches_the_reference_reader(tmp_path):
         assert f.metadata() == {"format": "pt"}
         for name, t in tensors.items():
             assert torch.equal(f.get_tensor(name), t), name
+
+
+def test_per_sequence_temperatures_give_each_row_its_own_logprobs():
+    """A hotter replay trains at the temperature that sampled it: a [B] temperature gives
+    row b the logprobs of the float temperature[b]."""
+    import torch
+
+    from training.engines.deepspeed_engine import token_logprobs
+
+    logits, ids = torch.randn(2, 5, 11), torch.randint(0, 11, (2, 5))
+    both = token_logprobs(logits, ids, torch.tensor([1.3, 3.0]))
+    assert torch.allclose(both[0], token_logprobs(logits[:1], ids[:1], 1.3)[0])
+    assert torch.allclose(both[1], token_logprobs(logits[1:], ids[1:], 3.0)[0])
+    assert not torch.allclose(both[1], token_logprobs(logits[1:], ids[1:], 1.3)[0])

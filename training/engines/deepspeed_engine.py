@@ -87,10 +87,13 @@ def cpu_bf16_supported() -> bool:
         return False
 
 
-def token_logprobs(logits, input_ids, temperature: float = 1.0):
-    """[B, T] logprobs of `input_ids` under `logits` (position 0 is 0), float32."""
+def token_logprobs(logits, input_ids, temperature=1.0):
+    """[B, T] logprobs of `input_ids` under `logits` (position 0 is 0), float32; `temperature`
+    a float or one per sequence ([B])."""
     import torch
 
+    if torch.is_tensor(temperature):
+        temperature = temperature.to(logits.device, torch.float32).view(-1, 1, 1)
     logits = logits[:, :-1].float() / temperature
     targets = input_ids[:, 1:]
     picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
@@ -169,7 +172,8 @@ class DeepSpeedTrainEngine:
         with cast:   # the backward runs outside, as autocast wants
             out = self.engine(input_ids=batch["input_ids"],
                               attention_mask=batch["attention_mask"], use_cache=False)
-        return token_logprobs(out.logits, batch["input_ids"], self.temperature)
+        return token_logprobs(out.logits, batch["input_ids"],
+                              batch.get("temperature", self.temperature))
 
     def forward_logprobs(self, batch: TensorBatch):
         """[B, T] float32 logprobs of the whole batch, no grad, on CPU."""
