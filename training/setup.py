@@ -59,7 +59,10 @@ def write_resolved_config(cfg: TrainConfig, run_dir: Path) -> Path:
     import yaml
 
     path = run_dir / "config.yaml"
-    path.write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
+    resolved = cfg.model_dump(mode="json")
+    if resolved["data"]["eval_where"] or resolved["data"]["eval_file"]:
+        del resolved["data"]["eval_fraction"]   # exclusive: the run's split is the other one
+    path.write_text(yaml.safe_dump(resolved, sort_keys=False))
     return path
 
 

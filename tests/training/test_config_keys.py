@@ -102,3 +102,14 @@ def test_a_temperature_ladder_rises_and_is_for_the_qa_workflow():
     with pytest.raises(ValueError, match="qa workflow with dynamic_sampling on"):
         load_config(overrides={"rollout": {"temperature": [1.0, 2.0],
                                            "dynamic_sampling": False}})
+
+
+def test_a_runs_resolved_config_loads_again_whichever_split_it_chose(tmp_path):
+    """`datagen eval --policy checkpoint:RUN/...` reads RUN/config.yaml: with eval_where it
+    held eval_fraction's default too, and the two are exclusive (the eval stopped there)."""
+    from training.setup import write_resolved_config
+
+    for data in ({"eval_where": "hops = 1"}, {"eval_fraction": 0.1}, {}):
+        cfg = load_config(overrides={"data": data})
+        again = load_config(write_resolved_config(cfg, tmp_path))
+        assert again.data == cfg.data
