@@ -10,6 +10,7 @@ to find none. Test files are collected as usual."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
@@ -37,6 +38,7 @@ def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
     return None
 
 
+@functools.cache
 def _marks_vllm(path: str) -> bool:
     """Does the test file mark tests `vllm` (read from its source: xdist's scheduler sees node
     ids only)?"""
@@ -50,16 +52,12 @@ def pytest_xdist_make_scheduler(config, log):
     worker, so two vLLM engines never share the 2 cores and the session's server farm starts
     once. (`--dist loadgroup` would say this with marks, but it loses them on pytest 9.2:
     pytest-xdist issue 1386.)"""
-    from functools import cache
-
     from xdist.scheduler import LoadScopeScheduling
-
-    vllm = cache(_marks_vllm)
 
     class FileGroups(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::")[0]
-            return "vllm" if vllm(path) else path
+            return "vllm" if _marks_vllm(path) else path
 
     return FileGroups(config, log)
 

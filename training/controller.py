@@ -78,7 +78,7 @@ class _Group:
     trajectories: list[Trajectory] = field(default_factory=list)
     finish_seq: int = -1
     unstarted: int = 0                                     # episodes not yet started
-    rung: int = 0                  # 0: episode_fn plays it; i: hot_episode_fns[i - 1]
+    rung: int = 0                  # which of the controller's `players` plays it
     results: list["Trajectory | None"] = field(default_factory=list)
     tasks: set = field(default_factory=set)                # its running episodes
 
@@ -114,8 +114,8 @@ class RolloutController:
         self.is_fatal = is_fatal
         self._step_failed = self._step_ended = 0   # episodes since the last batch
         self.cancelled_episode_s = 0.0    # time spent in episodes cancelled with a late group
-        self.episode_fn, self.source = episode_fn, source
-        self.hot_episode_fns = tuple(hot_episode_fns)
+        self.source = source
+        self.players = (episode_fn, *hot_episode_fns)   # by rung: the run's sampler, hotter
         self._replays: list[tuple[Any, int]] = []   # (item, rung) of all-wrong groups
         self.batch_size, self.n, self.eta = batch_size, group_size, eta
         self.max_in_flight = max_in_flight
@@ -206,8 +206,7 @@ class RolloutController:
 
     async def _run_episode(self, group: _Group) -> None:
         try:
-            play = self.hot_episode_fns[group.rung - 1] if group.rung else self.episode_fn
-            result = await play(group.item)
+            result = await self.players[group.rung](group.item)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -275,7 +274,7 @@ class RolloutController:
             self.counts["groups_no_signal"] += 1
             if self.dynamic_sampling:
                 reason = self._no_signal_reason()
-                if reason and trajs[0].reward <= 0 and group.rung < len(self.hot_episode_fns):
+                if reason and trajs[0].reward <= 0 and group.rung + 1 < len(self.players):
                     self._replays.append((group.item, group.rung + 1))
                     self.counts["groups_replayed_hotter"] += 1
         self.counts["episodes_finished"] += len(trajs)

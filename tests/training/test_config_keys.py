@@ -89,7 +89,6 @@ def test_engine_has_one_default_per_setting():
         load_config(overrides={"engine": {"zero_stage": 4}})
 
 
-
 def test_a_temperature_ladder_rises_and_is_for_the_qa_workflow():
     cfg = load_config(overrides={"rollout": {"temperature": [1.3, 2.0, 3.0]}})
     assert cfg.rollout.temperatures == (1.3, 2.0, 3.0)
