@@ -44,13 +44,14 @@ GROUP, BATCH, EVAL = 8, 64, 192
 
 def unanswerable(n: int, seed: int) -> list:
     """fact_copy questions with the fact cut off and a two-digit answer (never produced)."""
-    from training.tasks import TaskQuestion, fact_copy_questions
+    from training.tasks import fact_copy_questions
+    from warehouse.reader import TrainItem
     from warehouse.schema import content_id
 
     out = []
     for i, q in enumerate(fact_copy_questions(n, "train", seed + 1000)):
         text = q.question.split(" Fact:")[0] + f" (count {i})"
-        out.append(TaskQuestion(content_id("loop_unanswerable", text), text, str(10 + i % 90)))
+        out.append(TrainItem(content_id("loop_unanswerable", text), text, str(10 + i % 90)))
     return out
 
 

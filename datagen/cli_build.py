@@ -51,20 +51,18 @@ def build(
     """
     params = dict(locals())
     from datagen.cli_model import wants_local_endpoint, with_local_endpoint
-    if backend not in (None, "embedded", "llm"):
-        raise UserError(f"--backend {backend}: use embedded or llm")
-    if backend == "llm" and not model:
-        raise UserError("--backend llm needs --model NAME (and --endpoint URL, or the model "
-                        "is served locally)")
+    from flows.config import check_backend
+    try:
+        check_backend(backend, model)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     if wants_local_endpoint(model, endpoint, backend):
         return with_local_endpoint(build, params)
-    if backend == "embedded":
-        endpoint = model = None
     _own_prefect_home()  # before anything imports Prefect: it reads its settings once
     root = _root(warehouse)
     try:
         cfg = _config(config, seeds=seeds or None, seed=seed, endpoint=endpoint,
-                      model_name=model, api_key_env=api_key_env)
+                      model_name=model, api_key_env=api_key_env, backend=backend)
     except UserError as exc:
         from flows.run import record_failed_build
         record_failed_build(root, config, str(exc))

@@ -177,8 +177,26 @@ def config_hash(data: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def load_build_config(path: Path | None, **overrides: object) -> BuildConfig:
-    """Read a YAML/JSON file (optional), apply flag overrides, validate."""
+BACKENDS = ("embedded", "llm")
+
+
+def check_backend(backend: str | None, model: str | None) -> None:
+    """`--backend` as the build takes it, refused before any model server starts for it:
+    embedded (the build uses no model) or llm (the composer's model, named)."""
+    if backend not in (None, *BACKENDS):
+        raise ValueError(f"--backend {backend}: use {' or '.join(BACKENDS)}")
+    if backend == "llm" and not model:
+        raise ValueError("--backend llm needs --model NAME (and --endpoint URL, or the model "
+                         "is served locally)")
+
+
+def load_build_config(path: Path | None, *, backend: str | None = None,
+                      **overrides: object) -> BuildConfig:
+    """Read a YAML/JSON file (optional), apply flag overrides, validate. `backend` picks the
+    composer; embedded also drops the flags' endpoint and model, so no stage uses one."""
+    check_backend(backend, overrides.get("model_name"))  # type: ignore[arg-type]
+    if backend == "embedded":
+        overrides = {k: v for k, v in overrides.items() if k not in ("endpoint", "model_name")}
     data: dict[str, Any] = {}
     if path is not None:
         import yaml
@@ -188,6 +206,8 @@ def load_build_config(path: Path | None, **overrides: object) -> BuildConfig:
         data = json.loads(text) if path.suffix == ".json" else (yaml.safe_load(text) or {})
         if not isinstance(data, dict):
             raise ValueError(f"--config {path}: expected a mapping of BuildConfig fields")
+    if backend is not None:
+        data.setdefault("compose", {})["backend"] = backend
     for key, value in overrides.items():
         if value is None:
             continue

@@ -33,18 +33,8 @@ half of a step's episodes failing (counted over the episodes that ended
 since the last batch, and never over fewer than a batch, so that a few early failures do not
 read as a majority).
 
-Admission alone does not stop a straggler from being trained more than η versions late when
-batches are filled in finish order. So batches are filled earliest-deadline-first (deadline =
-start version + η) and a batch is handed out only if every group still unconsumed can meet
-its deadline in the batches that follow; otherwise the trainer waits, only as long as the
-bound requires. Hence every trained sample has staleness = trained version − start version ≤ η
-(the property test in tests/training/test_controller.py checks it over random latencies).
-
-With `late_groups="drop"` the trainer never waits for a straggler: a batch goes out as soon
-as enough groups are ready, and every group that can no longer meet its deadline is dropped
-(counted as `dropped_late`; its running episodes are cancelled). The bound still holds; the
-price is the dropped episodes, and a bias against slow episodes (often the hard questions),
-which is why waiting is the default.
+Batches are picked earliest-deadline-first so that every trained sample is at most η
+versions old (`training/deadlines.py`).
 """
 
 from __future__ import annotations
@@ -57,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol, Sequence
 
 from training.api import TrainingFailed, Trajectory
+from training.deadlines import LATE_GROUPS, is_late, pick_batch
 from training.failures import describe, engine_unreachable, unreachable_message
 
 logger = logging.getLogger(__name__)
@@ -108,7 +99,7 @@ class RolloutController:
                              f"{group_size}")
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight {max_in_flight} must be >= 1")
-        if late_groups not in ("wait", "drop"):
+        if late_groups not in LATE_GROUPS:
             raise ValueError(f"late_groups must be 'wait' or 'drop', not {late_groups!r}")
         self.late_groups, self.dynamic_sampling = late_groups, dynamic_sampling
         self.is_fatal = is_fatal
@@ -305,24 +296,9 @@ class RolloutController:
 
     # ---- batches ----------------------------------------------------------------------
     def _select(self) -> list[_Group] | None:
-        """Earliest-deadline-first pick of a batch that keeps every deadline feasible."""
-        k = self.batch_size // self.n
-        if len(self._ready) < k:
-            return None
-        ready = sorted(self._ready, key=lambda g: (g.start_version, g.finish_seq))
-        chosen = ready[:k]
-        if self.late_groups == "drop":
-            return chosen  # groups this makes late are dropped once it is handed out
-        v = self.consumed
-        live = [g.start_version for g in self._ready] + [g.start_version
-                                                          for g in self._running.values()]
-        taken = [g.start_version for g in chosen]
-        for d in range(v, v + self.eta + 1):
-            due = sum(1 for s in live if s + self.eta <= d) - sum(
-                1 for s in taken if s + self.eta <= d)
-            if due > (d - v) * k:
-                return None
-        return chosen
+        return pick_batch(self._ready, [g.start_version for g in self._running.values()],
+                          consumed=self.consumed, eta=self.eta, k=self.batch_size // self.n,
+                          late_groups=self.late_groups)
 
     async def get_batch(self) -> RolloutBatch | None:
         """Wait for the next batch (None when the source ran dry and nothing is left)."""
@@ -360,7 +336,7 @@ class RolloutController:
 
     def _drop_late(self, batch_version: int) -> None:
         """Drop every group that could only be trained after its deadline (start + η)."""
-        late = lambda g: g.start_version + self.eta <= batch_version  # noqa: E731
+        late = lambda g: is_late(g.start_version, self.eta, batch_version)  # noqa: E731
         for g in [g for g in self._ready if late(g)]:
             self._ready.remove(g)
             self.accepted -= self.n          # never trained: its admission is returned

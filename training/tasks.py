@@ -14,7 +14,8 @@ Held-out evaluation questions use entity names never used in training.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+
+from warehouse.reader import TrainItem
 
 _SYLLABLES = ("va", "ro", "ne", "ka", "li", "do", "mi", "tu", "sa", "be", "fo", "ga",
               "ri", "lo", "pe", "zu")
@@ -25,21 +26,13 @@ _ATTRIBUTES = (("bridges", "How many bridges does {e} have?"),
 TASKS = ("fact_copy",)
 
 
-@dataclass(frozen=True)
-class TaskQuestion:
-    question_id: str
-    question: str
-    answer: str
-    answer_aliases: tuple[str, ...] = ()
-
-
 def _names(split: str) -> list[str]:
     names = sorted({(a + b).capitalize() for a in _SYLLABLES for b in _SYLLABLES})
     # Fixed split of the 256 names: the eval names never appear in training prompts.
     return names[::8] if split == "eval" else [n for i, n in enumerate(names) if i % 8]
 
 
-def fact_copy_questions(n: int, split: str = "train", seed: int = 0) -> list[TaskQuestion]:
+def fact_copy_questions(n: int, split: str = "train", seed: int = 0) -> list[TrainItem]:
     """n distinct questions (split "train" or "eval").
 
     >>> qs = fact_copy_questions(3, seed=1)
@@ -62,11 +55,11 @@ def fact_copy_questions(n: int, split: str = "train", seed: int = 0) -> list[Tas
         # The fact comes last, so its digit sits at a fixed distance from the answer whatever
         # the name's length: a tiny model then learns to read it much faster.
         text = f"{ask.format(e=name)} Fact: {name} has {attr}: {digit}"
-        out.append(TaskQuestion(content_id("fact_copy", text), text, str(digit)))
+        out.append(TrainItem(content_id("fact_copy", text), text, str(digit)))
     return out
 
 
-def task_questions(task: str, n: int, split: str, seed: int = 0) -> list[TaskQuestion]:
+def task_questions(task: str, n: int, split: str, seed: int = 0) -> list[TrainItem]:
     if task != "fact_copy":
         raise ValueError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
     return fact_copy_questions(n, split, seed)
@@ -82,7 +75,7 @@ def format_answer(answer: str) -> str:
     return answer
 
 
-def warm_start_pairs(questions: list[TaskQuestion], seed: int = 0,
+def warm_start_pairs(questions: list[TrainItem], seed: int = 0,
                      true_answers: bool = False) -> list[tuple[str, str]]:
     """(question, completion) pairs. With a random digit (the default) they teach the format,
     not the task; with `true_answers` they teach the task too (a supervised head start).

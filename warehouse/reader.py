@@ -75,9 +75,9 @@ class TrainItem(NamedTuple):
     question_id: str
     question: str
     answer: str
-    answer_aliases: tuple[str, ...]
-    band: str
-    pass_rate: float | None
+    answer_aliases: tuple[str, ...] = ()
+    band: str = ""                   # "": not banded yet (a built-in task's question)
+    pass_rate: float | None = None
 
 
 # Builds a TrainItem from a row tuple entirely in C (NamedTuple._make is Python-level).

@@ -108,3 +108,20 @@ def test_the_config_survives_the_flow_parameters_round_trip():
     cfg = BuildConfig(model={"endpoint": "http://h:1/v1", "model": "m"})
     again = BuildConfig(**cfg.model_dump(exclude_none=True))
     assert again.resolved() == cfg.resolved() and again.compose_config().backend == "llm"
+
+
+def test_the_backend_flag_picks_the_composer_and_embedded_switches_the_model_off(tmp_path):
+    """`--backend embedded` wins over a config file's model section (it used to drop only the
+    flags' endpoint, so a file's endpoint still made the composer llm)."""
+    from flows.config import load_build_config
+    path = tmp_path / "build.yaml"
+    path.write_text("model: {endpoint: 'http://h:1/v1', model: m}\n")
+    assert load_build_config(path).compose_config().backend == "llm"
+    off = load_build_config(path, backend="embedded", endpoint="http://h:2/v1", model_name="x")
+    assert off.compose_config().backend == "embedded" and off.model.endpoint == "http://h:1/v1"
+    on = load_build_config(None, backend="llm", endpoint="http://h:2/v1", model_name="x")
+    assert (on.compose_config().backend, on.compose_config().endpoint) == ("llm", "http://h:2/v1")
+    for backend, model, says in (("vllm", "x", "use embedded or llm"),
+                                 ("llm", None, "needs --model NAME")):
+        with pytest.raises(ValueError, match=says):
+            load_build_config(None, backend=backend, model_name=model)

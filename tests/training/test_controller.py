@@ -415,3 +415,18 @@ def test_all_wrong_groups_are_played_again_hotter_until_one_has_a_signal():
     assert ctrl.counts["groups_replayed_hotter"] == 3 * 2
     assert sorted(b for batch in batches for b in batch.items) == [0, 1, 2]   # top rung paid
     assert ctrl.counts["dropped_no_signal"] == 3 * 2 + 1        # rungs 0-1, and question 3
+
+
+def test_pick_batch_waits_only_while_a_straggler_would_miss_its_deadline():
+    """η = 1, batches of one group: a group started at version 0 is still running, so taking a
+    ready version-1 group now would train the straggler two versions late; the pick waits.
+    When dropping late groups, it never waits."""
+    from types import SimpleNamespace as G
+
+    from training.deadlines import pick_batch
+    ready = [G(start_version=1, finish_seq=0)]
+    assert pick_batch(ready, [0], consumed=1, eta=1, k=1) is None
+    assert pick_batch(ready, [0], consumed=1, eta=1, k=1, late_groups="drop") == ready
+    assert pick_batch(ready, [1], consumed=1, eta=1, k=1) == ready
+    both = [G(start_version=1, finish_seq=0), G(start_version=0, finish_seq=1)]
+    assert pick_batch(both, [], consumed=0, eta=1, k=1) == [both[1]]   # earliest deadline
