@@ -140,3 +140,37 @@ def test_a_page_that_breaks_extraction_fails_alone_in_its_batch():
             pool.shutdown()
     results = asyncio.run(through_the_pool())
     assert [type(r).__name__ for r in results] == ["Extracted", "TypeError", "Extracted"]
+
+
+class _KillsItsWorker:
+    """A job argument whose unpickling ends the worker process at once (as a parser's
+    segfault or the OOM killer would): the pool breaks, whatever its start method."""
+
+    def __reduce__(self):
+        import os
+        return (os._exit, (3,))
+
+
+def test_a_page_that_kills_its_worker_fails_alone_and_the_pool_comes_back():
+    """A dead worker breaks every batch in the pool; the pool restarts and sends those pages
+    again one by one, so the batch's other pages are extracted and only the killer fails, and
+    pages sent after it are extracted too."""
+    good = (b"<html><body><article><p>A page about a lighthouse on the northern coast, lit "
+            b"in 1820.</p></article></body></html>", "text/html", "text/html", "", "file:///a.html",
+            False, False, False)
+    killer = (_KillsItsWorker(),) + good[1:]
+
+    async def through_the_pool():
+        pool = ExtractPool(2, batch=8)
+        try:
+            first = await asyncio.gather(*(pool.extract(j) for j in (good, killer, good, good)),
+                                         return_exceptions=True)
+            after = await asyncio.gather(*(pool.extract(good) for _ in range(3)))
+            return first, after, pool.restarts
+        finally:
+            pool.shutdown()
+    first, after, restarts = asyncio.run(through_the_pool())
+    assert [type(r).__name__ for r in first] == ["Extracted", "RuntimeError", "Extracted",
+                                                  "Extracted"]
+    assert str(first[1]).startswith("worker_died") and restarts == 2  # the batch, then the killer alone
+    assert [type(r).__name__ for r in after] == ["Extracted"] * 3
