@@ -81,7 +81,7 @@ class EmbeddedSolver:
         self._firsts: dict[str, _FirstSearch] = {}
         self._draws: dict[str, tuple[list[str], list[float]]] = {}
         self._words: dict[str, frozenset[str]] = {}
-        self._pages: dict[str, list[_Statement]] = {}
+        self._pages: dict[str, _Page] = {}
 
     replayable = True  # attempt i depends only on the question and i (difficulty.prefetch)
 
@@ -185,10 +185,7 @@ class EmbeddedSolver:
         qlow = question.lower()
         for rank, hit in enumerate(hits[: self.open_pages]):
             weight_page = weight / (1 + rank) * (1 + len(self._content_words(hit.title) & qwords))
-            for st in self._statements(hit.url):
-                overlap = len(st.words & qwords)
-                if not overlap:
-                    continue
+            for st, overlap in self._page(hit.url).matching(qwords):
                 for kind, into in zip(kinds, scores):
                     for cand in st.candidates(kind, question, qlow):
                         # a candidate that repeats the question's words counts for less
@@ -202,12 +199,12 @@ class EmbeddedSolver:
             self._words[text] = frozenset(content_words(text))
         return self._words[text]
 
-    def _statements(self, url: str) -> list["_Statement"]:
+    def _page(self, url: str) -> "_Page":
         """The statements of the part of a page `open` shows, split once per page: the same
         pages are opened for many questions."""
         if url not in self._pages:
             view = self.tools.open(url)
-            self._pages[url] = list(_statements(view.text, view.title))
+            self._pages[url] = _Page.of(list(_statements(view.text, view.title)))
         return self._pages[url]
 
 
@@ -221,6 +218,31 @@ class _FirstSearch:
     scores: dict[str, float]
     names: list[str]
     calls: list[str]
+
+
+@dataclass(frozen=True)
+class _Page:
+    """An opened page's statements, in page order, and which statements hold each word."""
+
+    statements: list["_Statement"]
+    where: dict[str, list[int]]
+
+    @classmethod
+    def of(cls, statements: list["_Statement"]) -> "_Page":
+        where: dict[str, list[int]] = {}
+        for i, st in enumerate(statements):
+            for w in st.words:
+                where.setdefault(w, []).append(i)
+        return cls(statements, where)
+
+    def matching(self, qwords: frozenset[str]) -> list[tuple["_Statement", int]]:
+        """(statement, how many of `qwords` it holds) of each statement holding any, in page
+        order: the words' lists of statements, not every statement of the page, are walked."""
+        overlap: dict[int, int] = {}
+        for w in qwords:
+            for i in self.where.get(w, ()):
+                overlap[i] = overlap.get(i, 0) + 1
+        return [(self.statements[i], n) for i, n in sorted(overlap.items())]
 
 
 @dataclass
