@@ -8,8 +8,10 @@ work it is built on:
 - near_duplicates (in the stage's batches) vs one MiniLM encode of every question and one
   matrix search over them (`SentenceEmbedder` + `similar_pairs`);
 - unique_answer vs bare `bm25s` queries: every question retrieved (top 10) from the same index;
-- the embedded solver's attempts (`max_k` per question, candidates found once) vs bare
-  retrieval: the same number of bm25s queries (3 per question) on the same index.
+- the embedded solver's attempts (`max_k` per question, candidates found once) vs the bare
+  libraries doing what it must: bm25s on the searches it issued (the question and its
+  follow-ups, as its tool calls record them) on the same index, and each attempt's seed
+  (hashlib) and seeded draw (`random`).
 A ratio is bare seconds / ours (1.0: ours costs what the library does; goal >= 0.8).
 
     python benchmarks/bench_build.py [--quick] [--entities N] [--keep DIR]
@@ -21,7 +23,9 @@ solver_ratio=...``; `uptime` is printed first and last (quote it with the figure
 from __future__ import annotations
 
 import argparse
+import ast
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -113,6 +117,7 @@ def bench_unique(wh, qs: list, batch: int) -> dict[str, float]:
 
 def bench_solver(wh, qs: list, max_k: int) -> dict[str, float]:
     from difficulty.records import SolverQuestion
+    from difficulty.solvers.base import attempt_seed
     from difficulty.solvers.embedded import EmbeddedSolver
     from flows.stages import page_tools
     from warehouse import page_index
@@ -120,14 +125,25 @@ def bench_solver(wh, qs: list, max_k: int) -> dict[str, float]:
     tools.load_texts()
     sq = [SolverQuestion(q.question_id, q.question) for q in qs]
     solver = EmbeddedSolver(tools)
-    _, ours_s, _ = timed(lambda: solver.solve(sq, max_k))
-    queries = [q.question for q in qs] * 3  # the solver's searches: the question + 2 follows
+    attempts, ours_s, _ = timed(lambda: solver.solve(sq, max_k))
+    queries = searches(attempts)
 
     def bare():
         tokens = [t for t in page_index.tokenize(queries) if t]
-        return tools.index.retriever.retrieve(tokens, k=5, show_progress=False)
+        hits = tools.index.retriever.retrieve(tokens, k=5, show_progress=False)
+        draws = [random.Random(attempt_seed(q.question_id, q.run_seed, i)).random()
+                 for q in sq for i in range(max_k)]
+        return hits, draws
     _, bare_s, _ = timed(bare)
-    return {"solver_s": ours_s, "solver_bare_s": bare_s, "solver_ratio": bare_s / ours_s}
+    return {"solver_s": ours_s, "solver_bare_s": bare_s, "solver_ratio": bare_s / ours_s,
+            "solver_searches_per_q": len(queries) / max(1, len(sq))}
+
+
+def searches(attempts: list) -> list[str]:
+    """The queries the solver searched, from each question's first attempt's tool calls
+    (every attempt of a question records the same calls)."""
+    return [ast.literal_eval(call[len("search("):-1]) for tries in attempts if tries
+            for call in tries[0].tool_calls if call.startswith("search(")]
 
 
 def main() -> int:

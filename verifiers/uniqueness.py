@@ -73,9 +73,10 @@ class PageWords:
         return self._words[url]
 
     def coverage(self, terms: set[str], urls: set[str]) -> float:
-        """The share of `terms` that the pages `urls` hold between them."""
-        held = frozenset().union(*(self.words_of(u) for u in urls))
-        return len(terms & held) / len(terms)
+        """The share of `terms` that the pages `urls` hold between them (no union of their
+        word sets is built: a page holds hundreds of words, a question a handful)."""
+        held = [self.words_of(u) for u in urls]
+        return sum(1 for t in terms if any(t in words for words in held)) / len(terms)
 
 
 @dataclass

@@ -79,8 +79,8 @@ class PageIndex:
             return out
         docs, scores = self.retriever.retrieve([tokens[i] for i in todo],
                                                k=min(k, len(self.urls)), show_progress=False)
-        for row, i in enumerate(todo):
-            out[i] = [(int(d), float(s)) for d, s in zip(docs[row], scores[row]) if s > 0]
+        for row, i in enumerate(todo):  # Python numbers first: numpy scalars are slow to walk
+            out[i] = [(d, s) for d, s in zip(docs[row].tolist(), scores[row].tolist()) if s > 0]
         return out
 
 

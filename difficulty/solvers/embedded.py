@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -76,8 +77,11 @@ class EmbeddedSolver:
         self.search_k, self.open_pages = search_k, open_pages
         self.temperature, self.follow = temperature, follow
         self._cache: dict[str, tuple[list[Candidate], tuple[str, ...]]] = {}
-        self._hits: dict[str, list[Any]] = {}  # prepare's batched first searches
-        self._pages: dict[str, list[_Statement]] = {}
+        self._hits: dict[str, list[Any]] = {}  # prepare's batched searches
+        self._firsts: dict[str, _FirstSearch] = {}
+        self._draws: dict[str, tuple[list[str], list[float]]] = {}
+        self._words: dict[str, frozenset[str]] = {}
+        self._pages: dict[str, _Page] = {}
 
     replayable = True  # attempt i depends only on the question and i (difficulty.prefetch)
 
@@ -94,52 +98,74 @@ class EmbeddedSolver:
         if q.question not in self._cache:
             self._cache[q.question] = self.candidates(q.question)
         cands, calls = self._cache[q.question]
+        texts, cum = self._draw(q.question, cands)
         out = []
         for i in range(q.first_attempt, q.first_attempt + k):
             seed = attempt_seed(q.question_id, q.run_seed, i)
             if not cands:
                 out.append(Attempt(q.question_id, i, seed, "", "", calls, "no_candidate"))
                 continue
-            pick = self._sample(cands, random.Random(seed))
+            pick = random.Random(seed).choices(texts, cum_weights=cum)[0]
             out.append(Attempt(q.question_id, i, seed, f"Answer: {pick}", pick, calls))
         return out
 
-    def _sample(self, cands: list[Candidate], rng: random.Random) -> str:
-        top = cands[0].score
-        weights = [math.exp((c.score / top - 1.0) / self.temperature) for c in cands]
-        return rng.choices([c.text for c in cands], weights=weights)[0]
+    def _draw(self, question: str, cands: list[Candidate]) -> tuple[list[str], list[float]]:
+        """The texts of a question's candidates and their cumulative sampling weights (a
+        probability growing with the score), once per question: `random.choices` with these
+        `cum_weights` draws what it draws from the `weights` they accumulate."""
+        if question not in self._draws:
+            top = cands[0].score if cands else 1.0
+            weights = [math.exp((c.score / top - 1.0) / self.temperature) for c in cands]
+            self._draws[question] = ([c.text for c in cands], list(accumulate(weights)))
+        return self._draws[question]
 
     def prepare(self, questions: Sequence[SolverQuestion]) -> None:
-        """Find the candidates of every question not seen yet, their first searches in one
-        batched BM25 call (`StoredPages.search_many`), before the attempts are sampled."""
+        """Find the candidates of every question not seen yet before the attempts are
+        sampled, their searches batched in two BM25 calls (`StoredPages.search_many`): every
+        first search, then every follow-up search those first hits call for."""
         todo = sorted({q.question for q in questions} - set(self._cache))
         if not todo or not hasattr(self.tools, "search_many"):
             return
         for question, hits in zip(todo, self.tools.search_many(todo, self.search_k)):
             self._hits.setdefault(question, hits)
+        follows = sorted({f"{name} {question}" for question in todo
+                          for name in self._first(question).names} - set(self._hits))
+        self._hits.update(zip(follows, self.tools.search_many(follows, self.search_k)))
         for question in todo:
             self._cache[question] = self.candidates(question)
+        self._hits.clear()
 
     def candidates(self, question: str) -> tuple[list[Candidate], tuple[str, ...]]:
         """Scored candidate answers (best first) and the tool calls that found them."""
-        kind, qwords = answer_type(question), content_words(question)
-        calls: list[str] = []
-        hits = self._search(question)
-        scores = self._harvest(question, hits, question, kind, qwords, calls, 1.0)
-        names = sorted(self._harvest(question, hits, question, "name", qwords, calls, 1.0,
-                                     log=False).items(), key=lambda kv: -kv[1])[: self.follow]
-        for name, s in names:  # follow the likeliest intermediate entities one hop
+        first = self._first(question)
+        scores, calls = dict(first.scores), list(first.calls)
+        for name in first.names:  # follow the likeliest intermediate entities one hop
             query = f"{name} {question}"
-            for cand, extra in self._harvest(query, self._search(query), question, kind,
-                                             qwords, calls, 0.5).items():
+            hits = self._search(query)
+            calls += self._calls(query, hits)
+            [found] = self._harvest(hits, question, (first.kind,), first.qwords, 0.5)
+            for cand, extra in found.items():
                 scores[cand] = scores.get(cand, 0.0) + extra
         ranked = sorted((Candidate(c, s) for c, s in scores.items() if s > 0),
                         key=lambda c: (-c.score, c.text))
-        self._hits.pop(question, None)
+        self._firsts.pop(question, None)
         return ranked[:10], tuple(calls)
 
+    def _first(self, question: str) -> "_FirstSearch":
+        """The question's own search: its candidates of the asked type and the names worth
+        following, harvested from its hits in one pass (kept until `candidates` is done)."""
+        if question not in self._firsts:
+            kind, qwords = answer_type(question), self._content_words(question)
+            hits = self._search(question)
+            kinds = (kind,) if kind == "name" else (kind, "name")
+            found = self._harvest(hits, question, kinds, qwords, 1.0)
+            names = sorted(found[-1].items(), key=lambda kv: -kv[1])[: self.follow]
+            self._firsts[question] = _FirstSearch(kind, qwords, found[0], [n for n, _ in names],
+                                                  self._calls(question, hits))
+        return self._firsts[question]
+
     def _search(self, query: str) -> list[Any]:
-        """The hits of `query` (from `prepare`'s batch when it searched it), without the
+        """The hits of `query` (from `prepare`'s batches when it searched it), without the
         snippets the solver does not read where the tools can leave them out."""
         if query in self._hits:
             return self._hits[query]
@@ -147,32 +173,76 @@ class EmbeddedSolver:
             return self.tools.search_many([query], self.search_k)[0]
         return self.tools.search(query, k=self.search_k)
 
-    def _harvest(self, query, hits, question, kind, qwords, calls, weight,
-                 log=True) -> dict[str, float]:
-        if log:
-            calls.append(f"search({query!r})")
-        scores: dict[str, float] = {}
+    def _calls(self, query: str, hits: Sequence[Any]) -> list[str]:
+        """The tool calls of one search and the pages it opens."""
+        return [f"search({query!r})", *(f"open({h.url!r})" for h in hits[: self.open_pages])]
+
+    def _harvest(self, hits: Sequence[Any], question: str, kinds: tuple[str, ...],
+                 qwords: frozenset[str], weight: float) -> list[dict[str, float]]:
+        """For each of `kinds`, the score of each candidate in the opened hits' statements
+        (one pass over the statements for all kinds)."""
+        scores: list[dict[str, float]] = [{} for _ in kinds]
         qlow = question.lower()
         for rank, hit in enumerate(hits[: self.open_pages]):
-            if log:
-                calls.append(f"open({hit.url!r})")
-            weight_page = weight / (1 + rank) * (1 + len(content_words(hit.title) & qwords))
-            for st in self._statements(hit.url):
-                overlap = len(st.words & qwords)
-                if not overlap:
-                    continue
-                for cand in st.candidates(kind, question, qlow):
-                    echo = 0.2 if content_words(cand) & qwords else 1.0  # repeats the question
-                    scores[cand] = scores.get(cand, 0.0) + weight_page * overlap * echo
+            weight_page = weight / (1 + rank) * (1 + len(self._content_words(hit.title) & qwords))
+            for st, overlap in self._page(hit.url).matching(qwords):
+                for kind, into in zip(kinds, scores):
+                    for cand in st.candidates(kind, question, qlow):
+                        # a candidate that repeats the question's words counts for less
+                        echo = 0.2 if self._content_words(cand) & qwords else 1.0
+                        into[cand] = into.get(cand, 0.0) + weight_page * overlap * echo
         return scores
 
-    def _statements(self, url: str) -> list["_Statement"]:
+    def _content_words(self, text: str) -> frozenset[str]:
+        """`content_words` of a title or candidate, once per text: the same few recur."""
+        if text not in self._words:
+            self._words[text] = frozenset(content_words(text))
+        return self._words[text]
+
+    def _page(self, url: str) -> "_Page":
         """The statements of the part of a page `open` shows, split once per page: the same
         pages are opened for many questions."""
         if url not in self._pages:
             view = self.tools.open(url)
-            self._pages[url] = list(_statements(view.text, view.title))
+            self._pages[url] = _Page.of(list(_statements(view.text, view.title)))
         return self._pages[url]
+
+
+@dataclass(frozen=True)
+class _FirstSearch:
+    """What a question's own search found: the answer type asked for, the question's content
+    words, the candidates' scores, the names to follow and the tool calls."""
+
+    kind: str
+    qwords: frozenset[str]
+    scores: dict[str, float]
+    names: list[str]
+    calls: list[str]
+
+
+@dataclass(frozen=True)
+class _Page:
+    """An opened page's statements, in page order, and which statements hold each word."""
+
+    statements: list["_Statement"]
+    where: dict[str, list[int]]
+
+    @classmethod
+    def of(cls, statements: list["_Statement"]) -> "_Page":
+        where: dict[str, list[int]] = {}
+        for i, st in enumerate(statements):
+            for w in st.words:
+                where.setdefault(w, []).append(i)
+        return cls(statements, where)
+
+    def matching(self, qwords: frozenset[str]) -> list[tuple["_Statement", int]]:
+        """(statement, how many of `qwords` it holds) of each statement holding any, in page
+        order: the words' lists of statements, not every statement of the page, are walked."""
+        overlap: dict[int, int] = {}
+        for w in qwords:
+            for i in self.where.get(w, ()):
+                overlap[i] = overlap.get(i, 0) + 1
+        return [(self.statements[i], n) for i, n in sorted(overlap.items())]
 
 
 @dataclass
