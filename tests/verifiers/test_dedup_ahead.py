@@ -52,3 +52,22 @@ def test_an_embedding_error_ahead_is_the_batch_error():
     check.encode_ahead([[q.question for q in QS]])
     results = run_check(check, QS, CheckContext())
     assert {r.status for r in results} == {"error"} and "model missing" in results[0].reason
+
+
+def test_a_second_process_embeds_every_other_batch_to_the_same_bits(embedder, monkeypatch):
+    """A large run's batches split between the thread and a spawned process: every vector is
+    bit-identical to embedding batch by batch in this process, so the verdicts are too."""
+    import verifiers.dedup as dedup
+    monkeypatch.setattr(dedup, "SECOND_PROCESS_TEXTS", 4)
+    qs = [make_question(f"q{i}", text, "x") for i, text in enumerate(
+        [q.question for q in QS] + [f"Which river flows through town number {i}?"
+                                    for i in range(12)])]
+    batches = [qs[i:i + 3] for i in range(0, len(qs), 3)]
+    plain = NearDuplicates(embedder=embedder)
+    want = [r for b in batches for r in plain.run(b, CheckContext())]
+    split = NearDuplicates(embedder=embedder)
+    assert split._second_process(len(qs)) is not None   # (started on its first job only)
+    split.encode_ahead([[q.question for q in b] for b in batches])
+    got = [r for b in batches for r in split.run(b, CheckContext())]
+    assert got == want and split._memo.keys() == plain._memo.keys()
+    assert all(np.array_equal(split._memo[t], plain._memo[t]) for t in plain._memo)
