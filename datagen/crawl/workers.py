@@ -34,7 +34,6 @@ def start_pool(n: int, fork: bool = True) -> ProcessPoolExecutor:
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if fork and "fork" in methods else "spawn")
     pool = ProcessPoolExecutor(n, mp_context=ctx)
-    gc.collect()
     gc.freeze()
     try:
         pool.submit(len, b"")  # fork the workers now, before any thread of ours exists
