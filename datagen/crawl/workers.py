@@ -122,6 +122,8 @@ class ExtractPool:
             return
         except Exception as exc:  # a shut-down pool: each page fails with it
             _settle_all(waiting, exc)
+            if probe:
+                self._probe_next()
             return
         then = functools.partial(self._finished, pool, jobs, waiting, probe)
         done.add_done_callback(functools.partial(_wake, asyncio.get_running_loop(), then))
@@ -144,6 +146,8 @@ class ExtractPool:
         if pool is self.pool:
             if self.restarts >= MAX_RESTARTS:
                 _settle_all(waiting, exc)
+                if probe:
+                    self._probe_next()  # the other suspects and held batches fail likewise
                 return
             self.restarts += 1
             pool.shutdown(wait=False, cancel_futures=True)

@@ -174,3 +174,25 @@ def test_a_page_that_kills_its_worker_fails_alone_and_the_pool_comes_back():
                                                   "Extracted"]
     assert str(first[1]).startswith("worker_died") and restarts == 2  # the batch, then the killer alone
     assert [type(r).__name__ for r in after] == ["Extracted"] * 3
+
+
+def test_past_the_restart_budget_every_waiting_page_fails_and_nothing_hangs(monkeypatch):
+    """Workers that keep dying are a systematic failure: once the restarts are spent, the
+    probed page and every page still waiting fail with the pool's error, none waits forever."""
+    import datagen.crawl.workers as workers
+    monkeypatch.setattr(workers, "MAX_RESTARTS", 1)
+    good = (b"<html><body><article><p>A page about a lighthouse on the northern coast, lit "
+            b"in 1820.</p></article></body></html>", "text/html", "text/html", "", "file:///a.html",
+            False, False, False)
+    killer = (_KillsItsWorker(),) + good[1:]
+
+    async def through_the_pool():
+        pool = ExtractPool(2, batch=8)
+        try:
+            return await asyncio.wait_for(asyncio.gather(
+                *(pool.extract(j) for j in (good, killer, good)), return_exceptions=True), 60)
+        finally:
+            pool.shutdown()
+    results = asyncio.run(through_the_pool())
+    assert all(isinstance(r, BaseException) for r in results[1:]), results
+    assert "BrokenProcessPool" in {type(r).__name__ for r in results}
