@@ -142,6 +142,11 @@ def test_a_page_that_breaks_extraction_fails_alone_in_its_batch():
     assert [type(r).__name__ for r in results] == ["Extracted", "TypeError", "Extracted"]
 
 
+GOOD_JOB = (b"<html><body><article><p>A page about a lighthouse on the northern coast, lit "
+            b"in 1820.</p></article></body></html>", "text/html", "text/html", "", "file:///a.html",
+            False, False, False)
+
+
 class _KillsItsWorker:
     """A job argument whose unpickling ends the worker process at once (as a parser's
     segfault or the OOM killer would): the pool breaks, whatever its start method."""
@@ -155,9 +160,7 @@ def test_a_page_that_kills_its_worker_fails_alone_and_the_pool_comes_back():
     """A dead worker breaks every batch in the pool; the pool restarts and sends those pages
     again one by one, so the batch's other pages are extracted and only the killer fails, and
     pages sent after it are extracted too."""
-    good = (b"<html><body><article><p>A page about a lighthouse on the northern coast, lit "
-            b"in 1820.</p></article></body></html>", "text/html", "text/html", "", "file:///a.html",
-            False, False, False)
+    good = GOOD_JOB
     killer = (_KillsItsWorker(),) + good[1:]
 
     async def through_the_pool():
@@ -181,9 +184,7 @@ def test_past_the_restart_budget_every_waiting_page_fails_and_nothing_hangs(monk
     probed page and every page still waiting fail with the pool's error, none waits forever."""
     import datagen.crawl.workers as workers
     monkeypatch.setattr(workers, "MAX_RESTARTS", 1)
-    good = (b"<html><body><article><p>A page about a lighthouse on the northern coast, lit "
-            b"in 1820.</p></article></body></html>", "text/html", "text/html", "", "file:///a.html",
-            False, False, False)
+    good = GOOD_JOB
     killer = (_KillsItsWorker(),) + good[1:]
 
     async def through_the_pool():

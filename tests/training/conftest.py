@@ -106,13 +106,14 @@ class VLLMServers:
         import sys
 
         from tests.training.engine_helpers import free_port
+        from training.engines.vllm_server import server_env
 
         port = free_port()
         log = self.log_dir / f"server{port}.log"
         with open(log, "ab") as out:
             proc = subprocess.Popen([sys.executable, "-m", "training.engines.vllm_server",
                                      "--model", str(self.model_dir), "--port", str(port)],
-                                    stdout=out, stderr=subprocess.STDOUT,
+                                    env=server_env(), stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         return SimpleNamespace(url=f"http://127.0.0.1:{port}", log=log, proc=proc, ready=False)
 

@@ -85,3 +85,30 @@ def test_the_engine_names_the_missing_rendezvous_instead_of_setting_it(monkeypat
         init_distributed()
     import os
     assert "RANK" not in os.environ and "LOCAL_RANK" not in os.environ
+
+
+def test_a_one_rank_world_whose_port_was_taken_since_moves_to_a_free_one(tmp_path):
+    """The entry point chose MASTER_PORT, then another process listened on it (a server
+    started before the trainer's first process group): the group still comes up, on another
+    port, instead of failing with EADDRINUSE. In a fresh process: the group lives as long."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from training.engines.deepspeed_engine import lone_process_env
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if k not in lone_process_env({})}
+        env.update(lone_process_env({"MASTER_PORT": str(port)}), MASTER_PORT=str(port))
+        code = ("import os, torch; from training.engines.deepspeed_engine import "
+                "init_distributed; init_distributed(); "
+                "print(torch.distributed.get_world_size(), os.environ['MASTER_PORT'])")
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    size, moved = out.stdout.split()[-2:]
+    assert size == "1" and moved != str(port)

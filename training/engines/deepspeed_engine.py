@@ -5,8 +5,9 @@ processes, and on GPUs (nccl). `precision: bf16` is DeepSpeed's bf16 on GPUs; on
 autocast (`torch.autocast("cpu", bfloat16)` around the forward passes, fp32 weights and
 optimizer; half the step time on an AMX CPU), or fp32 with a warning on a CPU without bf16. DeepSpeed reads its rendezvous (`LAUNCHER_VARS`) from the
 environment even for one process; the launchers set it, and a program that runs alone sets
-`lone_process_env()` at its entry point (`datagen train` does): this module never writes
-`os.environ`.
+`lone_process_env()` at its entry point (`datagen train` does). This module writes
+`os.environ` in one case only: a one-rank world whose port another process took since the
+entry point chose it (a server started in between) moves to a free port.
 Every rank is handed the same global batch: `forward_logprobs` runs on all of it (ZeRO-3
 needs every rank in every forward), `train_batch` takes rows `rank::world` and splits them
 into micro-batches of `micro_batch_size`. Gradient accumulation is unmanaged (DeepSpeed's
@@ -74,7 +75,25 @@ def init_distributed() -> None:
             f"DeepSpeed needs {', '.join(missing)} in the environment: run under `deepspeed` "
             "or `torchrun`, or, for one process, set them where the program starts: "
             "os.environ.update(training.engines.deepspeed_engine.lone_process_env())")
+    if os.environ["WORLD_SIZE"] == "1" and _port_taken(os.environ["MASTER_ADDR"],
+                                                       int(os.environ["MASTER_PORT"])):
+        moved = str(_free_port())
+        logger.warning("rendezvous port %s is taken by another process; using %s",
+                       os.environ["MASTER_PORT"], moved)
+        os.environ["MASTER_PORT"] = moved
     deepspeed.init_distributed(dist_backend="nccl" if torch.cuda.is_available() else "gloo")
+
+
+def _port_taken(addr: str, port: int) -> bool:
+    """Whether another socket listens on `addr:port` (the one rank's store would fail to
+    bind it: EADDRINUSE)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((addr, port))
+        except OSError:
+            return True
+    return False
 
 
 def cpu_bf16_supported() -> bool:

@@ -48,9 +48,16 @@ def server_command(model_path: str | Path, *, host: str = "127.0.0.1", port: int
     return cmd + list(extra or [])
 
 
+RENDEZVOUS_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK")
+
+
 def server_env() -> dict[str, str]:
-    """This process's environment plus the dev routes' switch, for the server process only."""
-    return {**os.environ, "VLLM_SERVER_DEV_MODE": "1"}
+    """This process's environment plus the dev routes' switch, for the server process only,
+    without the trainer's torch.distributed rendezvous: a server started after the trainer
+    set MASTER_PORT held that port, and the trainer's next process group failed to bind it
+    (EADDRINUSE)."""
+    env = {k: v for k, v in os.environ.items() if k not in RENDEZVOUS_VARS}
+    return {**env, "VLLM_SERVER_DEV_MODE": "1"}
 
 
 def launch_server(model_path: str | Path, *, port: int, host: str = "127.0.0.1",
