@@ -90,7 +90,8 @@ def test_the_engine_names_the_missing_rendezvous_instead_of_setting_it(monkeypat
 def test_a_one_rank_world_whose_port_was_taken_since_moves_to_a_free_one(tmp_path):
     """The entry point chose MASTER_PORT, then another process listened on it (a server
     started before the trainer's first process group): the group still comes up, on another
-    port, instead of failing with EADDRINUSE. In a fresh process: the group lives as long."""
+    port, instead of failing with EADDRINUSE, and the environment is left as it was. In a
+    fresh process: the group lives as long as its process."""
     import os
     import socket
     import subprocess
@@ -110,5 +111,6 @@ def test_a_one_rank_world_whose_port_was_taken_since_moves_to_a_free_one(tmp_pat
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    size, moved = out.stdout.split()[-2:]
-    assert size == "1" and moved != str(port)
+    size, env_port = out.stdout.split()[-2:]
+    assert size == "1" and env_port == str(port)
+    assert f"rendezvous port {port} is taken" in out.stderr

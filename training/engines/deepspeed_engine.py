@@ -5,9 +5,9 @@ processes, and on GPUs (nccl). `precision: bf16` is DeepSpeed's bf16 on GPUs; on
 autocast (`torch.autocast("cpu", bfloat16)` around the forward passes, fp32 weights and
 optimizer; half the step time on an AMX CPU), or fp32 with a warning on a CPU without bf16. DeepSpeed reads its rendezvous (`LAUNCHER_VARS`) from the
 environment even for one process; the launchers set it, and a program that runs alone sets
-`lone_process_env()` at its entry point (`datagen train` does). This module writes
-`os.environ` in one case only: a one-rank world whose port another process took since the
-entry point chose it (a server started in between) moves to a free port.
+`lone_process_env()` at its entry point (`datagen train` does): this module never writes
+`os.environ`. A one-rank world whose port another process took since the entry point chose
+it (a server started in between) rendezvouses on a free port instead (`tcp://`).
 Every rank is handed the same global batch: `forward_logprobs` runs on all of it (ZeRO-3
 needs every rank in every forward), `train_batch` takes rows `rank::world` and splits them
 into micro-batches of `micro_batch_size`. Gradient accumulation is unmanaged (DeepSpeed's
@@ -75,13 +75,15 @@ def init_distributed() -> None:
             f"DeepSpeed needs {', '.join(missing)} in the environment: run under `deepspeed` "
             "or `torchrun`, or, for one process, set them where the program starts: "
             "os.environ.update(training.engines.deepspeed_engine.lone_process_env())")
-    if os.environ["WORLD_SIZE"] == "1" and _port_taken(os.environ["MASTER_ADDR"],
-                                                       int(os.environ["MASTER_PORT"])):
-        moved = str(_free_port())
-        logger.warning("rendezvous port %s is taken by another process; using %s",
-                       os.environ["MASTER_PORT"], moved)
-        os.environ["MASTER_PORT"] = moved
-    deepspeed.init_distributed(dist_backend="nccl" if torch.cuda.is_available() else "gloo")
+    backend = "nccl" if torch.cuda.is_available() else "gloo"
+    addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+    if os.environ["WORLD_SIZE"] == "1" and _port_taken(addr, port):
+        moved = _free_port()
+        logger.warning("rendezvous port %s is taken by another process; using %s", port, moved)
+        deepspeed.init_distributed(dist_backend=backend, init_method=f"tcp://{addr}:{moved}",
+                                   rank=0, world_size=1)
+        return
+    deepspeed.init_distributed(dist_backend=backend)
 
 
 def _port_taken(addr: str, port: int) -> bool:
