@@ -1,4 +1,4 @@
-"""The docs stay true to the tree: package READMEs' file trees and every relative link.
+"""The docs stay true to the tree: package READMEs' file trees, every relative link, and the root README's reading order.
 
 Convention (docs/README.md): a package README's file tree is the first fenced code block
 whose first line is the package's folder name with a slash (`training/`). Each entry is
@@ -136,3 +136,18 @@ def test_experiments_index_lists_every_study():
     unlisted = [s for s in studies if s not in index]
     assert not unlisted, (f"docs/experiments/README.md does not link {', '.join(unlisted)}: add a "
                           f"line for each to its table")
+
+
+def test_reading_order_names_existing_files_and_symbols():
+    """The root README's reading order: every `path.py` it names exists, and every
+    `function` or `Class.method` it pins to one of those files is defined there."""
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Reading order", 1)[1].split("\n## ", 1)[0]
+    paths = re.findall(r"`([\w/]+\.py)`", section)
+    assert len(paths) >= 8 and all((REPO / p).is_file() for p in paths), paths
+    sources = "\n".join((REPO / p).read_text() for p in paths)
+    for symbol in re.findall(r"`([A-Za-z_][\w.]*)`", section):
+        if symbol.endswith(".py") or not ("_" in symbol or "." in symbol or symbol[0].isupper()):
+            continue  # a file, or a plain word (a table's name)
+        name = symbol.split(".")[-1]
+        assert re.search(rf"\b(?:def|class) {name}\b", sources), f"{symbol}: not in {paths}"
