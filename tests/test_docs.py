@@ -1,4 +1,5 @@
-"""The docs stay true to the tree: package READMEs' file trees, every relative link, and the root README's reading order.
+"""The docs stay true to the tree: package READMEs' file trees, every relative link, and the
+root README's reading order.
 
 Convention (docs/README.md): a package README's file tree is the first fenced code block
 whose first line is the package's folder name with a slash (`training/`). Each entry is
