@@ -8,8 +8,8 @@ vLLM engine over the pulled model: directly, the chat template's ids (the second
 continues the first's ids) go to `engine.agenerate`; through the endpoint, an
 `openai.AsyncOpenAI` client posts the messages over loopback HTTP with the episode's id.
 The two alternate episode by episode so load hits both alike, and greedy decoding makes
-them generate the same tokens (counted: `same`). A second pass over an engine that answers
-at once (no model) gives the endpoint's own cost per call, HTTP, JSON and template
+them generate the same tokens (counted: `same`). A first pass, over an engine that answers
+at once (no model), gives the endpoint's own cost per call, HTTP, JSON and template
 included.
 
 Ends with `RESULT proxy ratio=... overhead_ms=... direct_ms=... proxy_ms=...

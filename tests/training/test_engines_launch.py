@@ -97,14 +97,14 @@ def test_a_one_rank_world_whose_port_was_taken_since_moves_to_a_free_one(tmp_pat
     import subprocess
     import sys
 
-    from training.engines.deepspeed_engine import lone_process_env
+    from training.engines.deepspeed_engine import LAUNCHER_VARS, lone_process_env
 
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
-        env = {k: v for k, v in os.environ.items() if k not in lone_process_env({})}
-        env.update(lone_process_env({"MASTER_PORT": str(port)}), MASTER_PORT=str(port))
+        env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
+        env.update(lone_process_env({}), MASTER_PORT=str(port))
         code = ("import os, torch; from training.engines.deepspeed_engine import "
                 "init_distributed; init_distributed(); "
                 "print(torch.distributed.get_world_size(), os.environ['MASTER_PORT'])")

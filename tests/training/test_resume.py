@@ -17,8 +17,9 @@ from tests.training.test_trainer import SMALL
 def _launch(cfg, run_dir, wh_dir, *extra):
     # Rendezvous variables left by an in-process DeepSpeed test would point the child at a
     # port this process still holds.
-    dist_vars = {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK"}
-    env = {k: v for k, v in os.environ.items() if k not in dist_vars}
+    from training.engines.deepspeed_engine import LAUNCHER_VARS
+
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
     env["PYTHONUNBUFFERED"] = "1"
     return subprocess.Popen(
         [sys.executable, "-m", "datagen", "train", "--config", str(cfg), "--run-dir",

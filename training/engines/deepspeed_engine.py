@@ -77,13 +77,12 @@ def init_distributed() -> None:
             "os.environ.update(training.engines.deepspeed_engine.lone_process_env())")
     backend = "nccl" if torch.cuda.is_available() else "gloo"
     addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+    moved = {}
     if os.environ["WORLD_SIZE"] == "1" and _port_taken(addr, port):
-        moved = _free_port()
-        logger.warning("rendezvous port %s is taken by another process; using %s", port, moved)
-        deepspeed.init_distributed(dist_backend=backend, init_method=f"tcp://{addr}:{moved}",
-                                   rank=0, world_size=1)
-        return
-    deepspeed.init_distributed(dist_backend=backend)
+        free = _free_port()
+        logger.warning("rendezvous port %s is taken by another process; using %s", port, free)
+        moved = {"init_method": f"tcp://{addr}:{free}", "rank": 0, "world_size": 1}
+    deepspeed.init_distributed(dist_backend=backend, **moved)
 
 
 def _port_taken(addr: str, port: int) -> bool:

@@ -48,15 +48,13 @@ def server_command(model_path: str | Path, *, host: str = "127.0.0.1", port: int
     return cmd + list(extra or [])
 
 
-RENDEZVOUS_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK")
-
-
 def server_env() -> dict[str, str]:
     """This process's environment plus the dev routes' switch, for the server process only,
-    without the trainer's torch.distributed rendezvous: a server started after the trainer
-    set MASTER_PORT held that port, and the trainer's next process group failed to bind it
-    (EADDRINUSE)."""
-    env = {k: v for k, v in os.environ.items() if k not in RENDEZVOUS_VARS}
+    without the trainer's torch.distributed rendezvous (`LAUNCHER_VARS`): the server has no
+    use for it, and a trainer's port is the trainer's own."""
+    from training.engines.deepspeed_engine import LAUNCHER_VARS
+
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
     return {**env, "VLLM_SERVER_DEV_MODE": "1"}
 
 
