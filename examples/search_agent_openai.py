@@ -21,6 +21,7 @@ SYSTEM = ("Answer the question. You may search the pages: write <search>words</s
 TAG = re.compile(r"<(search|open|answer)>(.*?)</\1>", re.S)
 MAX_TURNS = 4
 MAX_TOKENS = 48
+SEARCH_K = 2          # the recipe's agent settings (examples/search_agent_cpu.yaml)
 SNIPPET_CHARS = 160
 MODEL = "policy"     # the trainer's endpoint serves the policy under any name
 
@@ -48,11 +49,20 @@ def observe(found: re.Match | None, tools) -> str:
     kind, arg = found.group(1), found.group(2).strip()
     try:
         if kind == "search":
-            return format_search(tools.search(arg, 3), SNIPPET_CHARS)
+            return format_search(sentence_hits(tools, arg), SNIPPET_CHARS, url_last=True)
         url, _, offset = arg.partition("#")
         return format_page(tools.open(url.strip(), int(offset) if offset.strip() else 0))
     except (KeyError, ValueError) as exc:
         return f"error: not_found: {exc}"
+
+
+def sentence_hits(tools, query: str) -> list:
+    """The top hits, each snippet the page's sentences richest in the query's words first."""
+    from dataclasses import replace
+
+    from training.observations import best_sentences
+    return [replace(h, snippet=best_sentences(tools.page(h.url)[1], query))
+            for h in tools.search(query, SEARCH_K)]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -266,6 +266,13 @@ class _Trainer:
             "kl_behav_prox": kl,
             "throughput_tokens_s": float(mask.sum()) / max(timings["step_s"], 1e-9),
             "throughput_episodes_s": len(rewards) / max(timings["step_s"], 1e-9),
+            # every token the forward/backward passes saw, over their seconds (incl. π_prox)
+            "train_tokens_s": float(tensors["attention_mask"].sum())
+            / max(timings["train_s"] + timings["prox_s"], 1e-9),
+            # the policy's own tokens of the episodes finished this step (kept or dropped)
+            "gen_tokens_s": sum(generated_tokens(t) for t, _, _ in finished)
+            / max(timings["step_s"], 1e-9),
+            "wait_share": timings["wait_batch_s"] / max(timings["step_s"], 1e-9),
             "groups_dropped_no_signal": self.p.controller.counts["dropped_no_signal"],
             "groups_dropped_rejected": self.p.controller.counts["dropped_rejected_episode"],
             "groups_dropped_late": self.p.controller.counts["dropped_late"],
@@ -349,3 +356,8 @@ def _jsonable(state: dict) -> dict:
     out = dict(state)
     out["pending_items"] = [_item_dict(i) for i in state["pending_items"]]
     return out
+
+
+def generated_tokens(t) -> int:
+    """The tokens the policy sampled in an episode (tool text excluded)."""
+    return sum(t.loss_mask) if t.loss_mask is not None else len(t.output_ids)

@@ -205,6 +205,31 @@ def test_the_example_agent_plays_the_in_process_agents_recipe():
     assert example.TAG.pattern == agent._TAG.pattern
 
 
+def test_the_example_agent_reads_what_the_recipes_agent_reads():
+    """The example's search and open results are the in-process agent's text under the recipe's
+    agent settings (examples/search_agent_cpu.yaml), so the two runs see the same pages."""
+    import yaml
+
+    from training import agent
+    fn = load_entrypoint("examples/search_agent_openai.py:agent")
+    example = __import__("sys").modules[fn.__module__]
+    config = yaml.safe_load(open("examples/search_agent_cpu.yaml"))
+    recipe = config["agent"]
+    assert (example.MAX_TURNS, example.SEARCH_K, example.SNIPPET_CHARS, example.MAX_TOKENS) == (
+        recipe["max_turns"], recipe["search_k"], recipe["snippet_chars"],
+        config["rollout"]["max_new_tokens"])
+    pages = {**PAGES, "http://w/leith": ("Leith", "Leith is a port. Its bridge opened in 1901.")}
+    tools = PageTools.from_pages(pages)
+    wf = agent.SearchAgentWorkflow(None, tools, search_k=recipe["search_k"],
+                                   snippet=recipe["snippet"], snippet_chars=recipe["snippet_chars"])
+    for text in ["<search>when was the bridge built</search>", "<open>http://w/varo</open>",
+                 "<open>http://w/nowhere</open>"]:
+        action = agent.parse_action(text)
+        mine = wf._call(action) if "nowhere" not in text else None
+        theirs = example.observe(example.TAG.search(text), tools)
+        assert mine is None and theirs.startswith("error: not_found") or theirs == mine
+
+
 async def _talks_until_refused(question, client, tools):
     msgs = [{"role": "user", "content": question}]
     while True:

@@ -67,8 +67,10 @@ def test_train_end_to_end(tmp_path, capsys):
     for r in rows[1:]:
         assert r["policy_version"] == r["step"] and 0 <= r["staleness_mean"] <= 1
         for key in ("reward_mean", "staleness_mean", "completion_len_mean", "kl_behav_prox",
-                    "clip_fraction", "throughput_tokens_s", "train_s", "wait_batch_s"):
+                    "clip_fraction", "throughput_tokens_s", "train_s", "wait_batch_s",
+                    "train_tokens_s", "gen_tokens_s", "wait_share"):
             assert key in r
+        assert r["train_tokens_s"] > 0 and r["gen_tokens_s"] > 0 and 0 <= r["wait_share"] <= 1
     assert [r["step"] for r in rows if r["eval_reward"] is not None] == [0, 2, 4]
     assert (run_dir / "reward_curve.png").stat().st_size > 1000
     assert any((run_dir / "tensorboard").iterdir())
