@@ -16,11 +16,13 @@ class MetricsLogger:
 
     def __init__(self, run_dir: Path, resume_step: int | None = None):
         self.path = run_dir / "metrics.jsonl"
+        self.elapsed_before = 0.0   # a resumed run's clock starts where its checkpoint's did
         if resume_step is not None and self.path.exists():
             # Steps after the checkpoint are replayed after a resume: drop their old lines.
-            kept = [ln for ln in self.path.read_text().splitlines()
+            kept = [json.loads(ln) for ln in self.path.read_text().splitlines()
                     if ln.strip() and json.loads(ln)["step"] <= resume_step]
-            self.path.write_text("".join(ln + "\n" for ln in kept))
+            self.path.write_text("".join(json.dumps(r) + "\n" for r in kept))
+            self.elapsed_before = max((r.get("elapsed_s", 0.0) for r in kept), default=0.0)
         self._tb = None
         try:
             from torch.utils.tensorboard import SummaryWriter

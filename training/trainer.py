@@ -141,7 +141,7 @@ class _Trainer:
         p, cfg = self.p, self.cfg
         start_step = p.state.get("step", 0)
         metrics = MetricsLogger(self.run_dir, resume_step=start_step if ckpt else None)
-        t_start = time.monotonic()
+        t_start = time.monotonic() - metrics.elapsed_before   # elapsed_s goes on after a resume
         if ckpt is None:
             ws: dict = {}
             if cfg.warm_start.steps:

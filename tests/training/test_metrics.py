@@ -27,3 +27,16 @@ def test_reward_curve_marks_minutes_at_the_steps_they_were_reached(tmp_path):
     assert min(marks) >= 5 and max(marks) <= 15 and len(marks) >= 3
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert plot_reward_curve(tmp_path).stat().st_size > 1000
+
+
+def test_a_resume_keeps_the_checkpoints_rows_and_their_clock(tmp_path):
+    """After a crash past step 2, a resume from step 2 drops the replayed steps' rows and
+    carries the run's elapsed time on from step 2's (the minutes axis stays monotonic)."""
+    from training.metrics import MetricsLogger, read_metrics
+
+    rows = [{"step": s, "elapsed_s": 100.0 + 10 * s} for s in range(5)]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    log = MetricsLogger(tmp_path, resume_step=2)
+    log.close()
+    assert read_metrics(tmp_path) == rows[:3] and log.elapsed_before == 120.0
+    assert MetricsLogger(tmp_path / "new").elapsed_before == 0.0

@@ -77,6 +77,9 @@ def test_kill9_then_resume_continues_exactly(tmp_path):
     assert after[0]["trained_version"] == last
     assert all(r["policy_version"] == r["step"] for r in rows)
     assert all(0 <= r["staleness_mean"] <= r["staleness_max"] <= 1 for r in after)
+    # The clock goes on from the checkpoint's step, so the curve's minutes axis stays monotonic.
+    elapsed = [r["elapsed_s"] for r in rows]
+    assert elapsed == sorted(elapsed) and after[0]["elapsed_s"] > rows[last]["elapsed_s"]
 
     import warehouse
     wh = warehouse.open(wh_dir)
