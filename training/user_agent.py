@@ -117,6 +117,11 @@ class CountedTools:
         self.calls["open"] += 1
         return self._tools.open(url, offset)
 
+    def page(self, url: str) -> tuple[str, str]:
+        """A result's (title, text), to cut its snippet from, as the in-process agent's
+        search does (not counted: it opens nothing the agent is shown)."""
+        return self._tools.page(url)
+
 
 @dataclass
 class UserAgentWorkflow:

@@ -11,7 +11,8 @@ from datagen.tools import PageTools
 from training.api import GenerationResult
 from training.chat import continue_ids, end_of_turn_ids, render_ids
 from training.proxy import ChatProxy
-from training.user_agent import UserAgentWorkflow, load_entrypoint, trajectory_from_calls
+from training.user_agent import (CountedTools, UserAgentWorkflow, load_entrypoint,
+                                 trajectory_from_calls)
 from warehouse.reader import TrainItem
 
 ITEM = TrainItem("q1", "When was the Varo bridge built?", "1934", (), "easy", 0.5)
@@ -226,7 +227,7 @@ def test_the_example_agent_reads_what_the_recipes_agent_reads():
                  "<open>http://w/nowhere</open>"]:
         action = agent.parse_action(text)
         mine = wf._call(action) if "nowhere" not in text else None
-        theirs = example.observe(example.TAG.search(text), tools)
+        theirs = example.observe(example.TAG.search(text), CountedTools(tools))
         assert mine is None and theirs.startswith("error: not_found") or theirs == mine
 
 
