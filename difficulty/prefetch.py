@@ -14,6 +14,9 @@ from __future__ import annotations
 import logging
 import multiprocessing as mp
 import os
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator, Sequence
 
@@ -94,9 +97,33 @@ def compute(solver: Solver, judge: "MemoJudge", items: Sequence[BandItem], k: in
 
 
 def _adopt(solver: Solver, judge: "MemoJudge", k: int) -> None:
-    """A forked worker keeps its inherited copies (no pickling: fork copies the memory)."""
+    """A forked worker keeps its inherited copies (no pickling: fork copies the memory), and
+    dies of SIGTERM whatever the parent made of it (see `_forked_with_default_sigterm`)."""
     global _WORKER
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     _WORKER = (solver, judge, k)
+
+
+@contextmanager
+def _forked_with_default_sigterm() -> Iterator[None]:
+    """Workers forked meanwhile start with SIGTERM at its default, unblocked: the pool's
+    `terminate` SIGTERMs them and then waits. A Python-level handler (Prefect installs one
+    for every flow run) runs only when the worker's main thread gets back to Python: a worker
+    stuck in C (a lock some other thread of the parent held at fork) never dies of it, and
+    one with a handler that returns never dies at all. Either way `terminate` waits forever:
+    a CI build hung there for 15 minutes, after training tests had run threads in the same
+    process. Only the main thread may set handlers; elsewhere `_adopt` alone resets them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGTERM, handler)
 
 
 def _task(items: list[BandItem]) -> Chunk:
@@ -114,8 +141,9 @@ def batches_ahead(solver: Solver, judge: "MemoJudge", replay: ReplaySolver | Non
     warm = getattr(solver, "warm", None)
     if warm is not None:
         warm()  # read the pages once, here, so no worker opens the warehouse
-    with mp.get_context("fork").Pool(workers, initializer=_adopt,
-                                      initargs=(solver, judge, k)) as pool:
+    with _forked_with_default_sigterm():  # the pool forks its workers as it starts
+        pool = mp.get_context("fork").Pool(workers, initializer=_adopt, initargs=(solver, judge, k))
+    with pool:
         pending = pool.map_async(_task, _chunks(batches[0]))
         for i in range(len(batches)):
             done = pending.get()

@@ -71,3 +71,37 @@ def test_a_reward_that_raises_in_a_worker_is_left_to_the_bander():
 def test_no_workers_for_a_handful_of_questions():
     assert prefetch.worker_count(3) == 0
     assert prefetch.worker_count(10_000) >= 1
+
+
+HOSTILE_PARENT = """
+import signal
+signal.signal(signal.SIGTERM, lambda *_: None)            # a handler that returns
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+from tests.difficulty.test_prefetch import _band, _items
+items = _items(40)
+assert len(_band([items[:24], items[24:]], 2)) == 2        # to the end: close and join
+from difficulty import prefetch
+from difficulty.run import MemoJudge
+from difficulty.solvers.embedded import EmbeddedSolver
+from datagen.tools import PageTools
+from tests.difficulty.conftest import PAGES
+solver = EmbeddedSolver(PageTools.from_pages(PAGES))
+ahead = prefetch.batches_ahead(solver, MemoJudge(), prefetch.ReplaySolver(solver),
+                               [items[:24], items[24:]], 4, 2)
+next(ahead)
+ahead.close()                                              # left early: terminate
+print("stopped")
+"""
+
+
+def test_workers_stop_when_the_parent_handles_or_blocks_sigterm():
+    """The pool's workers end both ways (all batches done, or the bander leaving early) even
+    when the banding process has a SIGTERM handler that returns, or SIGTERM blocked (a CI build hung 15
+    minutes in the pool's terminate after training tests in the same process)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", HOSTILE_PARENT], cwd=root, timeout=60,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "stopped" in done.stdout, done.stderr[-2000:]
