@@ -77,7 +77,7 @@ def test_two_rl_steps_of_the_real_model_through_vllm(tmp_path, smollm2_folder):
     assert main(["train", "--config", str(_config(tmp_path)), "--run-dir", str(run),
                  "--warehouse", str(tmp_path / "wh")]) == 0
     rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in rows] == [0, 1, 2] and rows[-1]["policy_version"] == 2
+    assert [r["step"] for r in rows] == [0, 1, 2] and rows[-1]["policy_version"] == 2, rows
     assert rows[0]["warm_start/nll"] > 0 and (run / "warm_start" / "config.json").is_file()
     name = "model.layers.0.self_attn.q_proj.weight"
     assert not torch.equal(_tensor(run / "weights" / "v2", name), _tensor(base, name))
@@ -85,7 +85,7 @@ def test_two_rl_steps_of_the_real_model_through_vllm(tmp_path, smollm2_folder):
                            _tensor(run / "weights" / "v1", name))
     # step 2 trained episodes vLLM generated after loading v1; their behaviour logprobs
     # are the trainer's at v1
-    assert rows[2]["staleness_max"] == 0 and abs(rows[2]["kl_behav_prox"]) < 1e-3
+    assert rows[2]["staleness_max"] == 0 and abs(rows[2]["kl_behav_prox"]) < 1e-3, rows[2]
     # dynamic sampling: every trained group had unequal rewards, so some were paid
     assert all(r["reward_trained_mean"] > 0 for r in rows[1:]), rows
     wh = warehouse.open(tmp_path / "wh", read_only=True)
@@ -94,4 +94,5 @@ def test_two_rl_steps_of_the_real_model_through_vllm(tmp_path, smollm2_folder):
                           "group by 1 order by 1").to_pylist()
     finally:
         wh.close()
-    assert versions == [{"policy_version": 0, "n": 4}, {"policy_version": 1, "n": 4}]
+    assert versions == [{"policy_version": 0, "n": 4}, {"policy_version": 1, "n": 4}], (versions,
+                                                                                       rows)
