@@ -36,8 +36,8 @@ def _config(tmp_path: Path) -> Path:
     cfg["data"].pop("eval_where")  # the recipe's held-out slice; the tiny warehouse has none
     cfg["data"].update(eval_size=2, band_weights={"medium": 1.0}, eval_fraction=0.1)
     # eta 0: step 2 trains only episodes admitted after the first weight update. Dynamic
-    # sampling (on) and a format reward: every trained group has a signal, so each step's
-    # gradient is the RL loss's (the cold start's Adam momentum alone also moves weights)
+    # sampling (on) and a format reward: trained groups have a signal where the step's budget
+    # finds one (the cold start's Adam momentum alone also moves weights)
     cfg["rollout"].update(batch_size=4, group_size=2, max_in_flight=8, max_new_tokens=12,
                           max_staleness=0, dynamic_sampling=True,
                           vllm_kwargs={"max_model_len": 512})
@@ -86,8 +86,12 @@ def test_two_rl_steps_of_the_real_model_through_vllm(tmp_path, smollm2_folder):
     # step 2 trained episodes vLLM generated after loading v1; their behaviour logprobs
     # are the trainer's at v1
     assert rows[2]["staleness_max"] == 0 and abs(rows[2]["kl_behav_prox"]) < 1e-3, rows[2]
-    # dynamic sampling: every trained group had unequal rewards, so some were paid
-    assert all(r["reward_trained_mean"] > 0 for r in rows[1:]), rows
+    # dynamic sampling: a step trains groups with unequal rewards (so some were paid) unless
+    # its budget of drops ran out and all-equal groups filled it, counted (a step of a policy
+    # that one cold-start step barely taught can find no signal in its budget: seen in CI)
+    kept = [r.get("groups_filler_kept", 0) for r in rows]
+    assert all(r["reward_trained_mean"] > 0 or after > before
+               for r, before, after in zip(rows[1:], kept, kept[1:])), rows
     wh = warehouse.open(tmp_path / "wh", read_only=True)
     try:
         versions = wh.sql("select policy_version, count(*) n from rollouts where trained "
