@@ -5,6 +5,7 @@ Light to import (pydantic only), so `datagen --help` stays instant.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
@@ -293,6 +294,19 @@ class TrainConfig(_Strict):
         if found:
             raise ValueError("; ".join(found))
         return data
+
+    @model_validator(mode="after")
+    def _split_survives_rebanding(self) -> "TrainConfig":
+        """The loop's re-bands move questions between bands, and its ε share trains questions
+        of excluded bands: a split that names `band` would take in a question trained as
+        too_easy once it is re-banded easy (seen: one of the held-out 100 in a reband run)."""
+        where = self.data.eval_where or ""
+        if self.loop.reband_every and re.search(r"\bband\b", where, re.IGNORECASE):
+            raise ValueError(f"data.eval_where {where!r} names band, which loop.reband_every "
+                             "changes during the run: hold out by question_id and fixed "
+                             "columns (hops), and pick bands when evaluating (datagen eval "
+                             "--where)")
+        return self
 
 
 def load_config(path: str | Path | None = None,

@@ -103,6 +103,18 @@ def test_a_temperature_ladder_rises_and_is_for_the_qa_workflow():
                                            "dynamic_sampling": False}})
 
 
+def test_a_split_by_band_is_refused_when_the_loop_rebands():
+    """With the loop on, a question of an excluded band trained through the ε share and then
+    re-banded into a held-out band would join the split: refused, saying what to do."""
+    where = "substr(md5(question_id), 1, 8) < '0ccccccc' and band in ('easy', 'medium')"
+    with pytest.raises(ValueError, match="names band, which loop.reband_every changes"):
+        load_config(overrides={"data": {"eval_where": where}, "loop": {"reband_every": 2}})
+    assert load_config(overrides={"data": {"eval_where": where}}).loop.reband_every == 0
+    fixed = "substr(md5(question_id), 1, 8) < '0ccccccc' and hops <= 2"
+    assert load_config(overrides={"data": {"eval_where": fixed},
+                                  "loop": {"reband_every": 2}}).data.eval_where == fixed
+
+
 def test_a_runs_resolved_config_loads_again_whichever_split_it_chose(tmp_path):
     """`datagen eval --policy checkpoint:RUN/...` reads RUN/config.yaml: with eval_where it
     held eval_fraction's default too, and the two are exclusive (the eval stopped there)."""
