@@ -79,7 +79,7 @@ signal.signal(signal.SIGTERM, lambda *_: None)            # a handler that retur
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 from tests.difficulty.test_prefetch import _band, _items
 items = _items(40)
-assert len(_band([items[:24], items[24:]], 2)) == 2        # to the end: close and join
+assert len(_band([items[:24], items[24:]], 2)) == 2        # to the end: terminate after it
 from difficulty import prefetch
 from difficulty.run import MemoJudge
 from difficulty.solvers.embedded import EmbeddedSolver
@@ -96,8 +96,8 @@ print("stopped")
 
 def test_workers_stop_when_the_parent_handles_or_blocks_sigterm():
     """The pool's workers end both ways (all batches done, or the bander leaving early) even
-    when the banding process has a SIGTERM handler that returns, or SIGTERM blocked (a CI build hung 15
-    minutes in the pool's terminate after training tests in the same process)."""
+    when the banding process has a SIGTERM handler that returns, or SIGTERM blocked (a CI
+    build hung 15 minutes in the pool's terminate after training tests in the same process)."""
     import subprocess
     import sys
     from pathlib import Path
