@@ -9,18 +9,14 @@ from typing import Annotated, Optional
 import typer
 
 from datagen.cli_common import (
-    UserError, WarehouseOpt, add_command, config_error, is_tty, open_warehouse, stderr_console,
-    user_errors,
+    EndpointOpt, ModelOpt, UserError, WarehouseOpt, add_command, is_tty, open_warehouse,
+    stderr_console, user_errors,
 )
 
 STAGES = ("crawl", "compose", "verify", "band")
 ConfigOpt = Annotated[Optional[Path], typer.Option(
-    "--config", help="YAML/JSON file of BuildConfig fields (see examples/build.yaml); "
+    "--config", help="YAML/TOML/JSON file of BuildConfig fields (see examples/build.yaml); "
                      "flags override it.")]
-EndpointOpt = Annotated[Optional[str], typer.Option(
-    "--endpoint", help="OpenAI-compatible endpoint for the LLM composer/solver, "
-                       "e.g. http://127.0.0.1:8000/v1.")]
-ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Model name at --endpoint.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -154,13 +150,8 @@ def _check_cron(cron: str) -> None:
 
 
 def _config(path: Path | None, **overrides):
-    from pydantic import ValidationError
-
     from flows.config import load_build_config
-    try:
-        return load_build_config(path, **overrides)
-    except ValidationError as exc:
-        raise UserError(config_error(exc, "build")) from None
+    return load_build_config(path, **overrides)
 
 
 def _root(warehouse: Path | None) -> Path:

@@ -1,18 +1,16 @@
-"""Shared CLI plumbing: the --warehouse option and one-line errors for user mistakes."""
+"""Shared CLI plumbing: the options several commands take (--warehouse, --endpoint, --model)
+and one-line errors for user mistakes. Config files and config errors are datagen.config_io's."""
 
 from __future__ import annotations
 
 import functools
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Callable, Optional, TypeVar
+from typing import Annotated, Callable, Optional
 
 import typer
 
-if TYPE_CHECKING:
-    from pydantic import BaseModel, ValidationError
-
-M = TypeVar("M", bound="BaseModel")
+from datagen.config_io import read_config_section, validate
 
 WarehouseOpt = Annotated[
     Optional[Path],
@@ -20,6 +18,13 @@ WarehouseOpt = Annotated[
                  help="Warehouse directory. Default: $DATAGEN_WAREHOUSE, else "
                       "~/.local/share/datagen/warehouse."),
 ]
+
+EndpointOpt = Annotated[Optional[str], typer.Option(
+    "--endpoint", help="OpenAI-compatible base URL of the model, e.g. "
+                       "http://127.0.0.1:8000/v1.")]
+ModelOpt = Annotated[Optional[str], typer.Option(
+    "--model", help="Model name at --endpoint; without --endpoint, a registry name, folder or "
+                    "hub id that vLLM serves locally for this run.")]
 
 
 class UserError(Exception):
@@ -69,36 +74,5 @@ def add_command(app: typer.Typer, name: str, fn: Callable) -> None:
     app.command(name, short_help=" ".join(first.split()))(fn)
 
 
-def make_config(config_cls: type[M], data: dict, what: str) -> M:
-    """`config_cls(**data)`, a mistake in it one line: 'bad compose setting hops_min: ...'."""
-    from pydantic import ValidationError
-    try:
-        return config_cls(**data)
-    except ValidationError as exc:
-        raise UserError(config_error(exc, what)) from None
-
-
-def config_error(exc: "ValidationError", what: str) -> str:
-    """The first error of a config's validation, as the CLI prints it."""
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "config"
-    msg = err["msg"].removeprefix("Value error, ")
-    hint = " (unknown key)" if err["type"] == "extra_forbidden" else ""
-    return f"bad {what} setting {where}: {msg}{hint}"
-
-
-def read_config_section(path: Optional[Path], section: str, what: str) -> dict:
-    """The mapping in a YAML/JSON config file (its `section:` part when it has one); {} for
-    no file. `what` names the config class in the error ('ComposeConfig')."""
-    if path is None:
-        return {}
-    import json
-
-    import yaml
-    if not path.is_file():
-        raise UserError(f"--config {path}: no such file")
-    text = path.read_text()
-    data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a mapping of {what} fields")
-    return dict(data.get(section, data))
+# Until cli_compose and cli_band import these from datagen.config_io themselves.
+make_config = validate

@@ -9,9 +9,9 @@ from typing import Annotated, Optional
 import typer
 
 from datagen.cli_common import (
-    UserError, WarehouseOpt, add_command, is_tty, make_config, open_warehouse,
-    read_config_section, user_errors,
+    UserError, WarehouseOpt, add_command, is_tty, open_warehouse, user_errors,
 )
+from datagen.config_io import read_config_section, validate
 
 
 def register(app: typer.Typer) -> None:
@@ -103,7 +103,7 @@ def crawl(
         raise UserError(f"--warc-out {warc_out} is a file; give a folder")
     if seeds:
         overrides["seeds"] = list(seeds)
-    make_config(CrawlConfig, overrides, "crawl")  # before a warehouse is made for a run that can't start
+    validate(CrawlConfig, overrides, "crawl settings")  # before a warehouse is made for a run that can't start
     wh = open_warehouse(warehouse)
     try:
         summary = _run_with_progress(wh, demo, overrides)

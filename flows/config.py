@@ -12,6 +12,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from datagen.compose.config import ComposeConfig
+from datagen.config_io import problems, read_config_file, validate
 from datagen.crawl.config import CrawlConfig
 from datagen.endpoint import EndpointSpec
 from difficulty.config import BandConfig
@@ -161,14 +162,14 @@ def _endpoint_fields(spec: EndpointSpec, given: dict[str, Any]) -> dict[str, Any
     return {k: v for k, v in spec.endpoint_values().items() if k not in given and v is not None}
 
 
-def _check(config_cls, fields: dict[str, Any], section: str) -> None:
+def _check(config_cls: type[BaseModel], fields: dict[str, Any], section: str) -> None:
+    """A stage config validated now; its problem keys are named with the section's prefix
+    ('compose.hops_min: ...'), so a build file's reader finds the line to fix."""
     from pydantic import ValidationError
     try:
         config_cls(**fields)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in (section, *err["loc"]))
-        raise ValueError(f"{where}: {err['msg']}") from None
+        raise ValueError("; ".join(problems(exc, (section,)))) from None
 
 
 def config_hash(data: object) -> str:
@@ -192,20 +193,13 @@ def check_backend(backend: str | None, model: str | None) -> None:
 
 def load_build_config(path: Path | None, *, backend: str | None = None,
                       **overrides: object) -> BuildConfig:
-    """Read a YAML/JSON file (optional), apply flag overrides, validate. `backend` picks the
-    composer; embedded also drops the flags' endpoint and model, so no stage uses one."""
+    """Read a YAML/TOML/JSON file (optional), apply flag overrides, validate (a mistake is one
+    ConfigError line). `backend` picks the composer; embedded also drops the flags' endpoint
+    and model, so no stage uses one."""
     check_backend(backend, overrides.get("model_name"))  # type: ignore[arg-type]
     if backend == "embedded":
         overrides = {k: v for k, v in overrides.items() if k not in ("endpoint", "model_name")}
-    data: dict[str, Any] = {}
-    if path is not None:
-        import yaml
-        if not path.is_file():
-            raise ValueError(f"--config {path}: no such file")
-        text = path.read_text()
-        data = json.loads(text) if path.suffix == ".json" else (yaml.safe_load(text) or {})
-        if not isinstance(data, dict):
-            raise ValueError(f"--config {path}: expected a mapping of BuildConfig fields")
+    data = read_config_file(path, "BuildConfig") if path is not None else {}
     if backend is not None:
         data.setdefault("compose", {})["backend"] = backend
     for key, value in overrides.items():
@@ -215,4 +209,4 @@ def load_build_config(path: Path | None, *, backend: str | None = None,
             data.setdefault("model", {})["model" if key == "model_name" else key] = value
         else:
             data[key] = value
-    return BuildConfig(**data)
+    return validate(BuildConfig, data, str(path) if path else "build settings")

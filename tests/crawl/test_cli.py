@@ -68,7 +68,7 @@ def test_crawl_refuses_loopback_without_allow_private(tmp_path, capsys):
     (["crawl", "ftp://example.com/x"], "not a crawlable URL"),
     (["crawl", "/no/such/folder"], "no such file or folder"),
     (["crawl", "--demo", "http://a.org/"], "drop the seeds"),
-    (["crawl", "http://a.org/", "--include", "("], "bad"),
+    (["crawl", "http://a.org/", "--include", "("], "include: not a valid regular expression"),
 ])
 def test_user_mistakes_are_one_line(tmp_path, capsys, argv, message):
     assert main(argv + ["-w", str(tmp_path / "wh")]) == 2
