@@ -152,8 +152,8 @@ def multiturn_model(out: Path, agent_kw: dict, n_questions: int, sft_steps: int)
 
     from bench_loop import supervised
     from datagen.tools import PageTools
-    from training.agent import SearchAgentWorkflow
-    from training.agent_warm import TeacherEngine
+    from training.search_env.agent import SearchAgentWorkflow
+    from training.search_env.warm import TeacherEngine
     from training.models import build_tiny_model, load_causal_lm, load_tokenizer
     from training.tasks import task_questions
     from warehouse.reader import TrainItem

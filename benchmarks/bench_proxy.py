@@ -54,7 +54,7 @@ class InstantEngine:
     """Answers every request at once with a fixed reply closed by the end-of-turn token."""
 
     def __init__(self, tok):
-        from training.chat import end_of_turn_ids
+        from training.search_env.chat import end_of_turn_ids
         self.reply = tok.encode("<search>bridge</search>", add_special_tokens=False)
         self.reply.append(end_of_turn_ids(tok)[0])
 
@@ -68,7 +68,7 @@ class InstantEngine:
 async def direct_episode(engine, tok, question, result, max_new):
     """Two calls straight to the engine; seconds per call and the generated ids."""
     from training.api import GenerationRequest
-    from training.chat import continue_ids, end_of_turn_ids, render_ids
+    from training.search_env.chat import continue_ids, end_of_turn_ids, render_ids
     stop = end_of_turn_ids(tok)
     times, outs = [], []
     first_msgs = _turns(question, None, result)

@@ -2,7 +2,7 @@
 client and the page tools. `datagen train` trains it unchanged through the trainer's
 OpenAI-compatible endpoint (`rollout.workflow: examples/search_agent_openai.py:agent`).
 
-It plays the in-process agent's recipe (training/agent.py: the same system prompt, tags and
+It plays the in-process agent's recipe (training/search_env/agent.py: the same system prompt, tags and
 tool text), so the two can be compared step for step; nothing in it depends on the trainer
 but the two formatting helpers, which a user would copy or replace.
 
@@ -43,7 +43,7 @@ async def agent(question: str, client, tools) -> str | None:
 
 def observe(found: re.Match | None, tools) -> str:
     """What the agent reads after a turn: search hits, a page, or what was wrong."""
-    from training.observations import format_page, format_search
+    from training.search_env.observations import format_page, format_search
     if found is None:
         return "error: malformed: no <search>, <open> or <answer> tag"
     kind, arg = found.group(1), found.group(2).strip()
@@ -60,7 +60,7 @@ def sentence_hits(tools, query: str) -> list:
     """The top hits, each snippet the page's sentences richest in the query's words first."""
     from dataclasses import replace
 
-    from training.observations import best_sentences
+    from training.search_env.observations import best_sentences
     return [replace(h, snippet=best_sentences(tools.page(h.url)[1], query))
             for h in tools.search(query, SEARCH_K)]
 

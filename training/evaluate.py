@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
-from training.agent import SearchAgentWorkflow
+from training.search_env.agent import SearchAgentWorkflow
 from training.api import InferenceEngine
 from training.workflow import answer_reward
 

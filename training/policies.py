@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
     from datagen.tools import PageTools
-    from training.agent import AgentSettings
+    from training.search_env.agent import AgentSettings
     from difficulty.solvers.policy import PolicySolver
     from training.engines.hf_engine import HFInferenceEngine
     from training.evaluate import Policy
@@ -60,7 +60,7 @@ def run_agent_settings(checkpoint: Path) -> "AgentSettings":
     """The agent settings a checkpoint was trained with (search results shown, snippet form,
     budgets, reward mode), from its run's config.yaml (RUN/final or RUN/weights/vN), so it is
     evaluated in the environment it learned; {} for a model folder outside a run."""
-    from training.agent import AgentSettings, agent_settings
+    from training.search_env.agent import AgentSettings, agent_settings
     from training.config import load_config
 
     here = checkpoint.resolve()
@@ -88,7 +88,7 @@ def checkpoint_policy(path: Path, tools: "PageTools", settings: "AgentSettings",
                       temperature: float = 1.0, seed: int = 0
                       ) -> tuple["Policy", Callable[[], None]]:
     """(policy, close): the training agent with `settings` over a checkpoint."""
-    from training.agent import SearchAgentWorkflow
+    from training.search_env.agent import SearchAgentWorkflow
     from training.evaluate import CheckpointPolicy
 
     loaded = load_policy(path, "--policy checkpoint:")
@@ -114,7 +114,7 @@ def eval_policy(spec: str, tools: "PageTools", *, use_tools: bool = True,
         if not (endpoint and model):
             raise PolicyError("--policy endpoint needs --endpoint URL and --model NAME")
         from datagen.llm import ChatClient, EndpointConfig
-        from training.agent import SearchAgentWorkflow
+        from training.search_env.agent import SearchAgentWorkflow
 
         client = ChatClient(EndpointConfig(base_url=endpoint, model=model))
         # The settings `datagen eval` always gave endpoints: 256 tokens a turn, 3 hits of

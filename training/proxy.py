@@ -189,7 +189,7 @@ class ChatProxy:
 
     def _prompt_ids(self, episode: RecordedEpisode, messages: tuple[Message, ...]) -> list[int]:
         """The last call's ids continued by the added turns, or the whole rendering."""
-        from training.chat import continue_ids, render_ids
+        from training.search_env.chat import continue_ids, render_ids
         if episode.calls:
             last = episode.calls[-1]
             ids = continue_ids(self.tokenizer, last.messages, last.prompt_ids,
@@ -200,7 +200,7 @@ class ChatProxy:
         return render_ids(self.tokenizer, messages)
 
     def _stop_ids(self) -> tuple[int, ...]:
-        from training.chat import end_of_turn_ids
+        from training.search_env.chat import end_of_turn_ids
         return end_of_turn_ids(self.tokenizer)
 
     def _count_overrides(self, req: _ChatRequest, temperature: float) -> None:

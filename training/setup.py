@@ -142,7 +142,7 @@ def agent_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
                     wh: "Warehouse | None") -> tuple[Workflow, Workflow]:
     """(training, evaluation) agents for a TrainConfig, with the page tools over `wh`."""
     from datagen.tools import PageTools
-    from training.agent import SearchAgentWorkflow, agent_settings
+    from training.search_env.agent import SearchAgentWorkflow, agent_settings
     from training.workflow import lognormal_latency
 
     tools = PageTools.open(wh)
@@ -163,7 +163,7 @@ def user_agent_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
     """(training, evaluation) episodes of the user's agent function (rollout.workflow names
     it) through one OpenAI-compatible endpoint over the rollout engine, with the page tools."""
     from datagen.tools import PageTools
-    from training.agent_turns import resolve_context
+    from training.search_env.turns import resolve_context
     from training.proxy import ChatProxy
     from training.user_agent import UserAgentWorkflow, load_entrypoint
 
@@ -248,7 +248,7 @@ def warm_start(p: Parts, cfg: TrainConfig, on_step=None) -> dict:
     if cfg.rollout.workflow != "qa":   # scripted agent episodes (training/agent_warm.py)
         from dataclasses import replace
 
-        from training.agent_warm import agent_warm_start
+        from training.search_env.warm import agent_warm_start
         if cfg.rollout.workflow != "search":   # a user's agent: the search agent's scripts
             p = replace(p, workflow=agent_workflows(cfg, p.tokenizer, p.wh)[0])
         return agent_warm_start(p, cfg, on_step)

@@ -25,7 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
-from training.agent import agent_metrics
+from training.search_env.agent import agent_metrics
 from training.api import TrainingFailed, Trajectory
 from training.config import TrainConfig
 from training.controller import RolloutBatch

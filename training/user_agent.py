@@ -138,7 +138,7 @@ class UserAgentWorkflow:
         await self.proxy.close()
 
     def prompt_ids(self, question: str) -> list[int]:
-        from training.chat import render_ids
+        from training.search_env.chat import render_ids
         return render_ids(self.proxy.tokenizer, [("user", question)])
 
     async def run_episode(self, engine: InferenceEngine,

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from datagen.tools import PageTools
-from training.agent import Action, SearchAgentWorkflow, agent_metrics, parse_action
+from training.search_env.agent import Action, SearchAgentWorkflow, agent_metrics, parse_action
 from training.api import GenerationResult
 from warehouse.reader import TrainItem
 
@@ -165,7 +165,7 @@ def test_warm_start_scripts_are_agent_episodes(tok):
     format scripts play through the agent itself: same template, no loss on tool output."""
     import random
 
-    from training.agent_warm import TeacherEngine, format_plan, oracle_plan
+    from training.search_env.warm import TeacherEngine, format_plan, oracle_plan
 
     agent = _agent(tok, search_k=1, snippet_chars=20)
     evidence = [{"url": "http://w/varo", "quote": "The Varo bridge was built in 1934."}]

@@ -44,7 +44,7 @@ def _format_model(out: Path, questions: list[str]) -> Path:
     the agent's own warm start is too slow for the test budget (tested in test_agent.py)."""
     import torch
 
-    from training.agent import SearchAgentWorkflow
+    from training.search_env.agent import SearchAgentWorkflow
     from training.models import build_tiny_model, load_causal_lm, load_tokenizer
 
     build_tiny_model(out, hidden=64, heads=2, kv_heads=1, intermediate=128, layers=1)

@@ -12,7 +12,7 @@ import functools
 import pytest
 
 from datagen.tools import PageTools
-from training.agent import SearchAgentWorkflow
+from training.search_env.agent import SearchAgentWorkflow
 from training.api import GenerationResult
 from warehouse.reader import TrainItem
 

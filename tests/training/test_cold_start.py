@@ -7,8 +7,8 @@ turn with the template's end-of-turn token."""
 from __future__ import annotations
 
 from datagen.tools import PageTools
-from training.agent import SearchAgentWorkflow
-from training.agent_warm import warm_start_sequences
+from training.search_env.agent import SearchAgentWorkflow
+from training.search_env.warm import warm_start_sequences
 from training.config import TrainConfig
 from training.split import resolve_split
 
@@ -89,7 +89,7 @@ def test_agent_cold_start_trains_on_rewarded_scripts_of_streamed_bands(wh, tiny_
     answer); none rewarded, it keeps them all."""
     from types import SimpleNamespace
 
-    from training.agent_warm import agent_warm_start
+    from training.search_env.warm import agent_warm_start
     from training.models import load_tokenizer
     from warehouse.admit import admit
 

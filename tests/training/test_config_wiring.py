@@ -15,7 +15,7 @@ def test_model_and_rollout_keys_reach_what_they_configure(tmp_path, monkeypatch)
     from training.engines.deepspeed_engine import DeepSpeedTrainEngine
     from training.models import load_causal_lm, load_tokenizer
     from training.setup import _model_path, _workflows, make_inference_engine
-    from training.agent import agent_settings
+    from training.search_env.agent import agent_settings
 
     cfg = load_config(overrides={
         "model": {"tiny_hidden": 32, "tiny_layers": 1, "tiny_tied_embeddings": True},

@@ -123,7 +123,7 @@ def test_search_agent_waits_a_sampled_latency_before_each_tool_call(tiny_model_d
 
     from datagen.tools import PageTools
     from tests.training.test_agent import ITEM, PAGES, ScriptedEngine
-    from training.agent import SearchAgentWorkflow
+    from training.search_env.agent import SearchAgentWorkflow
     from training.models import load_tokenizer
 
     tok, waits = load_tokenizer(tiny_model_dir), []

@@ -9,7 +9,7 @@ import pytest
 
 from datagen.tools import PageTools
 from training.api import GenerationResult
-from training.chat import continue_ids, end_of_turn_ids, render_ids
+from training.search_env.chat import continue_ids, end_of_turn_ids, render_ids
 from training.proxy import ChatProxy
 from training.user_agent import (CountedTools, UserAgentWorkflow, load_entrypoint,
                                  trajectory_from_calls)
@@ -199,7 +199,7 @@ def test_load_entrypoint_errors_name_the_spec():
 def test_the_example_agent_plays_the_in_process_agents_recipe():
     """examples/search_agent_openai.py loads by file path and keeps training/agent.py's
     prompt and tags, so the two can be compared step for step."""
-    from training import agent
+    from training.search_env import agent
     fn = load_entrypoint("examples/search_agent_openai.py:agent")
     example = __import__("sys").modules[fn.__module__]
     assert example.SYSTEM == agent.SYSTEM_PROMPT
@@ -211,7 +211,7 @@ def test_the_example_agent_reads_what_the_recipes_agent_reads():
     agent settings (examples/search_agent_cpu.yaml), so the two runs see the same pages."""
     import yaml
 
-    from training import agent
+    from training.search_env import agent
     fn = load_entrypoint("examples/search_agent_openai.py:agent")
     example = __import__("sys").modules[fn.__module__]
     config = yaml.safe_load(open("examples/search_agent_cpu.yaml"))

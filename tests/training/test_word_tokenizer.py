@@ -1,6 +1,6 @@
 """The page-store tokenizers of the search agent (`model.tiny_tokenizer: pages | pages_bpe`)."""
 
-from training.agent import parse_action
+from training.search_env.agent import parse_action
 from training.models import build_tiny_model, load_tokenizer, train_word_tokenizer
 
 PAGES = ["The 1859 Sismouth Marathon drew a crowd of 32,052 people.",

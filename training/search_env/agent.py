@@ -44,13 +44,13 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, TypedDict
 
-from training.agent_turns import (ChatEpisode, ChatTurns, TokenEpisode, TokenTurns, Turns,
+from training.search_env.turns import (ChatEpisode, ChatTurns, TokenEpisode, TokenTurns, Turns,
                                   end_of_turn_id, resolve_context)
-from training.agent_turns import tool_role as template_tool_role
+from training.search_env.turns import tool_role as template_tool_role
 from training.api import (AgentInfo, EpisodeInfo, EpisodeItem, GenerationRequest,
                           InferenceEngine, Trajectory)
 from training.models import chat_prompt_ids
-from training.observations import best_sentences, format_page, format_search
+from training.search_env.observations import best_sentences, format_page, format_search
 from training.workflow import answer_reward
 
 if TYPE_CHECKING:

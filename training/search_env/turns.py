@@ -6,7 +6,7 @@ Two ways to drive the loop of `SearchAgentWorkflow.play`:
   an inference engine, token in / token out. The model's ids are kept as generated; only what
   the template adds after them (the end of the turn, the tool turn, the next assistant
   header) goes through the tokenizer, continued from the earlier ids by
-  `training.chat.continue_ids`. So the ids at every turn boundary are the template's
+  `training.search_env.chat.continue_ids`. So the ids at every turn boundary are the template's
   rendering of the episode's messages (`TokenEpisode.messages`), and earlier turns are never
   re-tokenised. Generation stops at the template's end-of-turn token.
 - `ChatTurns` (`datagen eval --policy endpoint`): chat messages through an OpenAI-compatible
@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from training.api import GenerationResult, InferenceEngine
 
 if TYPE_CHECKING:
-    from training.agent import SearchAgentWorkflow
+    from training.search_env.agent import SearchAgentWorkflow
 
-Message = tuple[str, str]   # (role, text), the form training.chat renders
+Message = tuple[str, str]   # (role, text), the form training.search_env.chat renders
 DEFAULT_CONTEXT = 1024      # a tokenizer outside a model folder: no model length to read
 _PROBE = "\u2063tool probe\u2063"
 
@@ -141,7 +141,7 @@ class TokenTurns:
         rendering of the messages with the tool turn, past the earlier rendering and the
         reply, less the end-of-turn token the model already wrote. The added text starts at
         a special token (the end of the turn), where a tokenizer's cut cannot move."""
-        from training.chat import render_text
+        from training.search_env.chat import render_text
 
         ep, agent = self.episode, self.agent
         reply = ep.messages[-1][1]
@@ -191,7 +191,7 @@ class ChatTurns:
 def tool_role(tokenizer) -> str:
     """`tool` when the chat template renders a tool message with its text after an assistant
     turn, else `user` (a template that refuses the role, or drops its content)."""
-    from training.chat import render_text
+    from training.search_env.chat import render_text
 
     turns = [("system", "s"), ("user", "q"), ("assistant", "a"), ("tool", _PROBE)]
     try:
@@ -203,7 +203,7 @@ def tool_role(tokenizer) -> str:
 
 def end_of_turn_id(tokenizer) -> int:
     """The token the template closes an assistant turn with (ChatML: <|im_end|>)."""
-    from training.chat import end_of_turn_ids
+    from training.search_env.chat import end_of_turn_ids
 
     ids = end_of_turn_ids(tokenizer)
     return next((i for i in ids if i != tokenizer.eos_token_id), ids[0])

@@ -61,7 +61,7 @@ def _shown_words(snippets: list[str], question: str = "") -> list[str]:
     >>> _shown_words(["The Varo bridge was built in 1934."], "When was it built?")
     ['Varo', 'bridge', '1934']
     """
-    from training.observations import _STOP
+    from training.search_env.observations import _STOP
 
     words = list(dict.fromkeys(_WORD.findall(" ".join(snippets))))
     asked = {w.lower() for w in _WORD.findall(question)}
@@ -71,7 +71,7 @@ def _shown_words(snippets: list[str], question: str = "") -> list[str]:
 
 def format_plan(agent, item, rng: random.Random) -> list[str]:
     """Search the question; answer a random word of the snippets shown."""
-    from training.observations import cut_at_word
+    from training.search_env.observations import cut_at_word
 
     snippets = [cut_at_word(h.snippet, agent.snippet_chars)
                 for h in agent.search_hits(item.question)] or ["no results"]
@@ -83,7 +83,7 @@ def oracle_plan(agent, item, evidence: list[dict]) -> list[str]:
     """Search the question; when the results do not show the gold, open the page whose quote
     states it, at the quote, searching its title first when the results do not list that
     page (a script never opens a url it was not shown); answer with the gold."""
-    from training.agent import Action
+    from training.search_env.agent import Action
 
     turns = [f"<search>{item.question}</search>"]
     shown = agent._call(Action("search", item.question))   # what the agent will be shown
