@@ -20,8 +20,13 @@ A backend only decides and words:
   form) and must not name the answer: the loop checks this and rejects the step otherwise.
   Returning ``None`` rejects the step (reason ``wording_failed``).
 
-Optional hooks, called when present: ``start(wh, run_id)`` before the first seed (e.g. to
-account model calls in ``llm_calls`` under the compose run), ``close()`` at the end.
+Every backend subclasses ``ComposeBackend``, which declares the whole interface: the two
+decisions above (abstract) and the hooks, whose defaults do nothing, so a backend overrides
+only what it has and a misspelt hook is a method the loop never calls rather than a name it
+silently skips. ``write_seed(chain, rng)`` words a one-fact seed (None, the default: the
+seed keeps its template wording, and its row says so); ``start(wh, run_id)`` before the
+first seed (e.g. to account model calls in ``llm_calls`` under the compose run);
+``close()`` at the end; ``summary()`` the backend's own totals for the run's summary.
 ``max_concurrency`` (default 1) lets the loop compose that many seeds of a batch at once on
 threads; results are put back in seed order, so the output does not depend on timing.
 ``name`` is written to each row's ``backend`` column and the trace.
@@ -33,12 +38,17 @@ threads; results are put back in seed order, so the output does not depend on ti
 from __future__ import annotations
 
 import random
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Sequence
 
 from datagen.seeds.chain import Chain
 
+if TYPE_CHECKING:
+    from warehouse import Warehouse
+
 ACTIONS = ("INJECT", "FUZZ", "EXIT")
+TEMPLATE_WORDING = "embedded"  # the `backend` of a row worded by the templates, not a model
 
 
 @dataclass(frozen=True)
@@ -66,13 +76,31 @@ class StepOption:
     detail: dict = field(default_factory=dict, compare=False)
 
 
-@runtime_checkable
-class ComposeBackend(Protocol):
-    name: str
+class ComposeBackend(ABC):
+    """What the composing loop asks of a backend (see the module docstring)."""
 
+    name: str = ""
+    max_concurrency: int = 1   # seeds of a batch composed at once, on threads
+
+    @abstractmethod
     def next_step(self, chain: Chain, options: Sequence[StepOption], target_hops: int,
                   rng: random.Random) -> StepOption | None:
         """The step to try next, or None to EXIT."""
 
+    @abstractmethod
     def word(self, chain: Chain, rng: random.Random) -> str | None:
         """The question text of `chain` (None: the wording failed; the step is rejected)."""
+
+    def write_seed(self, chain: Chain, rng: random.Random) -> str | None:
+        """The wording of a one-fact seed; None keeps the template's (the default)."""
+        return None
+
+    def start(self, wh: "Warehouse", run_id: str) -> None:
+        """Called once before the first seed of a run."""
+
+    def close(self) -> None:
+        """Called once when the run ends, however it ends."""
+
+    def summary(self) -> dict[str, Any]:
+        """The backend's own totals for the run's summary (model calls, refusals)."""
+        return {}

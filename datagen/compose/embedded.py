@@ -11,13 +11,12 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
-from datagen.compose.backend import StepOption
+from datagen.compose.backend import ComposeBackend, StepOption
 from datagen.seeds.chain import Chain, render_question
 
 
-class EmbeddedBackend:
+class EmbeddedBackend(ComposeBackend):
     name = "embedded"
-    max_concurrency = 1
 
     def __init__(self, fuzz_rate: float = 0.6):
         self.fuzz_rate = fuzz_rate

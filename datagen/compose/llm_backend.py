@@ -23,11 +23,14 @@ import logging
 import random
 import re
 from collections import Counter
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from datagen.compose.backend import StepOption
+from datagen.compose.backend import ComposeBackend, StepOption
 from datagen.llm import ChatClient, ChatRequest, ChatResult, EndpointConfig
 from datagen.seeds.chain import Chain, Literal, Node, render_question, render_value
+
+if TYPE_CHECKING:
+    from warehouse import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +106,7 @@ Reply with JSON: {{"names_answer": <does the question contain the answer?>,
 "states_all_facts": <does it state every fact?>, "one_answer": <is the intended answer the only one?>}}"""
 
 
-class LLMBackend:
+class LLMBackend(ComposeBackend):
     """Decides and words through a chat model; see the module docstring."""
 
     name = "llm"
@@ -119,9 +122,9 @@ class LLMBackend:
         self._check_verdicts = Counter()  # names_answer verdicts: "right" / "wrong"
         self.drafts_kept: set[str] = set()  # questions worded by the draft, not the model
 
-    # ---- lifecycle (optional hooks of the interface) -------------------------------
+    # ---- lifecycle (hooks of the interface) ------------------------------------------
 
-    def start(self, wh: Any, run_id: str) -> None:
+    def start(self, wh: "Warehouse", run_id: str) -> None:
         """One client per run: its llm_calls rows carry the compose run's id."""
         self.client = ChatClient(self.endpoint, wh=wh, run_id=run_id)
 

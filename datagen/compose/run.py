@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable
 
+from datagen.compose.backend import TEMPLATE_WORDING, ComposeBackend
 from datagen.compose.compose import Composer
 from datagen.compose.config import ComposeConfig
 from datagen.compose.validate import Validator
@@ -31,7 +32,6 @@ from datagen.seeds.questions import Seed
 from warehouse import QuestionRecord, content_id
 
 if TYPE_CHECKING:
-    from datagen.compose.backend import ComposeBackend
     from warehouse import Warehouse
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ def make_backend(cfg: ComposeConfig):
 
 def run_compose(wh: "Warehouse", cfg: ComposeConfig, *, parent_run_id: str = "",
                 progress: Callable[[ComposeSummary], None] | None = None,
-                backend: "ComposeBackend | None" = None,
+                backend: ComposeBackend | None = None,
                 shard: tuple[int, int] | None = None) -> ComposeSummary:
     """Compose questions from `wh`'s pages (see the module docstring); a `runs` row of kind
     'compose' records the config and the summary. `shard=(i, n)`: only shard i of n of the
@@ -97,8 +97,7 @@ def run_compose(wh: "Warehouse", cfg: ComposeConfig, *, parent_run_id: str = "",
     summary = ComposeSummary(run_id=run_id, backend=backend.name, shard=list(shard or []))
     status = "failed"
     try:
-        if hasattr(backend, "start"):
-            backend.start(wh, run_id)
+        backend.start(wh, run_id)
         _compose(wh, cfg, backend, summary, progress)
         status = "succeeded"
     except KeyboardInterrupt:
@@ -108,10 +107,8 @@ def run_compose(wh: "Warehouse", cfg: ComposeConfig, *, parent_run_id: str = "",
         summary.error = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise
     finally:
-        if hasattr(backend, "close"):
-            backend.close()
-        if hasattr(backend, "summary"):
-            summary.llm = backend.summary()
+        backend.close()
+        summary.llm = backend.summary()
         _finish(wh, run_id, status, summary)
     return summary
 
@@ -170,7 +167,7 @@ def load_pages(wh: "Warehouse") -> list[Page]:
             for r in rows if r["text"]]
 
 
-def _compose(wh, cfg: ComposeConfig, backend, summary: ComposeSummary, progress) -> None:
+def _compose(wh, cfg: ComposeConfig, backend: ComposeBackend, summary: ComposeSummary, progress) -> None:
     t0 = time.perf_counter()
     pages = load_pages(wh)
     if not pages:
@@ -237,11 +234,11 @@ def _not_stored(wh, records: list[QuestionRecord], existing: set[str]) -> list[Q
     return [r for r in records if r.question_id not in stored]
 
 
-def _batch_size(cfg: ComposeConfig, backend, summary: ComposeSummary, parents: set[str]) -> int:
+def _batch_size(cfg: ComposeConfig, backend: ComposeBackend, summary: ComposeSummary, parents: set[str]) -> int:
     """Seeds in the next batch. A backend that composes on threads is a model's, whose calls
     cost: under max_questions its batch is no larger than the questions still wanted (at
     least one per thread), so a budget of 30 does not word 200 seeds first."""
-    workers = int(getattr(backend, "max_concurrency", 1) or 1)
+    workers = backend.max_concurrency
     if cfg.max_questions is None or workers <= 1:
         return cfg.batch_size
     wanted = cfg.max_questions - summary.composed - len(parents)
@@ -270,7 +267,7 @@ def _batch(batch: list[Seed], cfg, backend, validator, composer, summary, existi
 
     def one(seed: Seed) -> _SeedResult:
         return _one_seed(seed, cfg, backend, validator, composer, composed_parents)
-    workers = int(getattr(backend, "max_concurrency", 1) or 1)
+    workers = backend.max_concurrency
     if workers > 1:
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="compose") as pool:
@@ -300,19 +297,21 @@ def _batch(batch: list[Seed], cfg, backend, validator, composer, summary, existi
     return records
 
 
-def _one_seed(seed: Seed, cfg, backend, validator, composer, composed_parents) -> _SeedResult:
-    """Validate one seed (worded by the backend's `write_seed` where it has one) and compose it."""
+def _one_seed(seed: Seed, cfg, backend: ComposeBackend, validator, composer, composed_parents) -> _SeedResult:
+    """Validate one seed (worded by the backend's `write_seed`, else by its templates) and
+    compose it. The seed row's `backend` is what worded it: the backend's name, or
+    "embedded" for the template wording (also when the backend's wording failed)."""
     chain = seed.chain
     rng = random.Random(content_id(cfg.seed, seed.fact.subject, seed.fact.relation,
                                    seed.fact.value, chain.ask.relation, "compose"))
     chain.question = render_question(chain) or ""
-    if hasattr(backend, "write_seed"):
-        chain.question = backend.write_seed(chain, rng) or chain.question
+    worded = backend.write_seed(chain, rng)
+    chain.question = worded or chain.question
     reason = validator.check(chain)
     if reason:
         return _SeedResult(seed_reason=reason)
-    seed_rec = to_record(chain, f"seed:{seed.source}", getattr(backend, "seed_backend", "embedded"),
-                         cfg.seed)
+    seed_rec = to_record(chain, f"seed:{seed.source}",
+                         backend.name if worded else TEMPLATE_WORDING, cfg.seed)
     if seed_rec.question_id in composed_parents:
         return _SeedResult(seed_rec, skipped=True)
     outcome = composer.compose(chain, rng)

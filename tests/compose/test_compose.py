@@ -12,6 +12,7 @@ import pytest
 
 import warehouse
 from datagen.compose import ComposeConfig, NoPages, run_compose
+from datagen.compose.backend import ComposeBackend
 from warehouse import PageRecord
 from warehouse.schema import utcnow
 
@@ -153,8 +154,8 @@ def test_real_like_pages_compose_two_hops_with_search_uniqueness(wh):
         assert r["answer"] not in r["question"]
 
 
-class _ThreadedBackend:
-    """The embedded backend behind the optional hooks a model-driven backend uses."""
+class _ThreadedBackend(ComposeBackend):
+    """The embedded backend behind the hooks a model-driven backend uses."""
 
     name = "threaded"
     max_concurrency = 4
@@ -193,6 +194,33 @@ def test_backend_hooks_and_threads_keep_the_output(demo_crawled_copy, demo_compo
     assert ours <= theirs   # same chains, whatever the threads' timing
 
 
+class _SeedWorder(_ThreadedBackend):
+    """Words every other seed itself ("So, ..."), leaving the rest to the templates."""
+
+    name = "worder"
+
+    def write_seed(self, chain, rng):
+        from datagen.seeds.chain import render_question
+        draft = render_question(chain) or ""
+        if rng.random() < 0.5 or not draft:
+            return None
+        return "So, " + draft[0].lower() + draft[1:]
+
+
+def test_a_seed_row_names_what_worded_it(small_crawled, tmp_path):
+    """Lineage: a seed the backend worded is stored with the backend's name, a seed left to
+    the templates with "embedded" (every seed said "embedded": the loop asked the backend
+    for a `seed_backend` that no backend had)."""
+    from tests.conftest import _copy_warehouse
+    wh = _copy_warehouse(small_crawled, tmp_path / "wh")
+    run_compose(wh, ComposeConfig(seed=0, max_questions=10), backend=_SeedWorder())
+    seeds = wh.sql("select question, backend from questions where composer like 'seed:%'")
+    by_wording = Counter((r["question"].startswith("So, "), r["backend"])
+                         for r in seeds.to_pylist())
+    assert by_wording[(True, "worder")] > 0 and by_wording[(False, "embedded")] > 0
+    assert set(by_wording) == {(True, "worder"), (False, "embedded")}
+
+
 def test_a_partial_crawl_composes_what_its_pages_allow(tmp_path):
     """Facts whose object page was not crawled (no noun for it) are skipped, not a crash:
     `crawl_demo(max_pages=8)` then compose raised IndexError on an empty template choice."""
@@ -207,7 +235,7 @@ def test_a_partial_crawl_composes_what_its_pages_allow(tmp_path):
     assert summary.seeds + summary.composed == wh.scalar("select count(*) from questions")
 
 
-class _GreedyInjector:
+class _GreedyInjector(ComposeBackend):
     """A backend that always INJECTs when it can, whatever the target (SmolLM2's habit)."""
 
     name = "greedy"
