@@ -28,14 +28,14 @@ import numpy as np  # noqa: E402
 from difficulty import BandConfig  # noqa: E402
 from difficulty.adaptive import AdaptiveBander, BandItem  # noqa: E402
 from difficulty.estimate import band_of  # noqa: E402
-from difficulty.records import Attempt, SolverQuestion  # noqa: E402
+from difficulty.records import Attempt, Solver, SolverQuestion  # noqa: E402
 from difficulty.solvers.base import attempt_seed  # noqa: E402
 
 FIXED_K = (4, 6, 8, 12, 16)
 REPO = Path(__file__).resolve().parent.parent
 
 
-class SimulatedSolver:
+class SimulatedSolver(Solver):
     """Right with the question's true rate: uniform draw = the attempt seed / 2^63."""
 
     name = "simulated"

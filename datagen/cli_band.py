@@ -111,7 +111,7 @@ def _no_tool_check(wh, cfg, solver) -> None:
 def _solver(wh, cfg):
     if cfg.solver.startswith("policy:"):
         from datagen.models import resolve_model
-        from training.policies import policy_solver
+        from training.evaluation.policies import policy_solver
         # A pulled registry name names its folder; training builds the solver (difficulty
         # never imports training) with the checkpoint's own tokenizer.
         return policy_solver(resolve_model(cfg.solver.split(":", 1)[1]))
@@ -132,7 +132,7 @@ def _run(wh, cfg, solver):
                             progress=lambda done, total: bar.update(task, completed=done,
                                                                     total=total))
         finally:
-            if hasattr(solver, "close"):
+            if solver is not None:  # re-banding from rollouts asks no solver
                 solver.close()
 
 

@@ -40,15 +40,18 @@ class Chunk:
     rewards: dict[tuple, tuple[float, str]]
 
 
-class ReplaySolver:
+class ReplaySolver(Solver):
     """The wrapped solver's attempts served from what the workers computed; a question they
     did not see is asked of the solver itself."""
 
     def __init__(self, solver: Solver):
         self.solver = solver
         self.name = solver.name
-        self.invocation = getattr(solver, "invocation", solver.name)
         self.attempts: dict[str, list[Attempt]] = {}
+
+    @property
+    def invocation(self) -> str:
+        return self.solver.invocation
 
     def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[Attempt]]:
         missing = [i for i, q in enumerate(questions) if not self._has(q, k)]
@@ -61,11 +64,6 @@ class ReplaySolver:
 
     def _stored(self, q: SolverQuestion, k: int) -> list[Attempt]:
         return self.attempts[q.question_id][q.first_attempt:q.first_attempt + k]
-
-
-def replayable(solver: Solver) -> bool:
-    """Whether the solver says its attempts can be computed ahead (see the module docstring)."""
-    return bool(getattr(solver, "replayable", False))
 
 
 def worker_count(n_items: int) -> int:
@@ -138,9 +136,7 @@ def batches_ahead(solver: Solver, judge: "MemoJudge", replay: ReplaySolver | Non
     if workers <= 0 or replay is None or not batches:  # the bander asks the solver and the judge as it goes
         yield from range(len(batches))
         return
-    warm = getattr(solver, "warm", None)
-    if warm is not None:
-        warm()  # read the pages once, here, so no worker opens the warehouse
+    solver.warm()  # read the pages once, here, so no worker opens the warehouse
     with _forked_with_default_sigterm():  # the pool forks its workers as it starts
         pool = mp.get_context("fork").Pool(workers, initializer=_adopt, initargs=(solver, judge, k))
     with pool:

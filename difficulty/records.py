@@ -1,4 +1,4 @@
-"""Records and protocols of the difficulty stage (the seam with solvers and callers); no logic.
+"""Records and the solver interface of the difficulty stage (its seam with solvers); no logic.
 
 A solver sees a `SolverQuestion` (the question text and ids, never the answer, aliases,
 hops, evidence or trace) and returns unjudged `Attempt`s; difficulty judges each attempt
@@ -7,8 +7,9 @@ with the RL reward and turns the outcomes into a `BandDecision`.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Sequence
 
 BANDS = ("too_easy", "easy", "medium", "hard", "too_hard")
 
@@ -44,13 +45,31 @@ class JudgedAttempt:
     rule: str
 
 
-@runtime_checkable
-class Solver(Protocol):
-    """`questions, k -> attempts`: k attempts for every question, in question order."""
+class Solver(ABC):
+    """`questions, k -> attempts`: k attempts for every question, in question order.
 
-    name: str
+    Every solver subclasses this: the hooks the band run calls have defaults here (nothing
+    to do), so a solver overrides what it has and the run never probes for a name."""
 
+    name: str = ""
+    replayable: bool = False  # attempt i depends only on the question and i (difficulty.prefetch)
+
+    @abstractmethod
     def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[Attempt]]: ...
+
+    @property
+    def invocation(self) -> str:
+        """The name the rerun key uses (the row's `name` by default)."""
+        return self.name
+
+    def bind_run(self, run_id: str) -> None:
+        """Account what follows (model calls) to this band run."""
+
+    def warm(self) -> None:
+        """Read what the solver needs before worker processes fork (replayable solvers)."""
+
+    def close(self) -> None:
+        """Release what the solver holds (a client, an engine); called once at the end."""
 
 
 @dataclass(frozen=True)

@@ -124,17 +124,16 @@ def run_band(wh: "Warehouse", cfg: BandConfig, *, solver: Solver | None = None, 
         return run_reband(wh, cfg, parent_run_id=parent_run_id, progress=progress)
     built = solver is None
     solver = solver or make_solver(wh, cfg)
-    key = band_key(cfg, getattr(solver, "invocation", solver.name))
+    key = band_key(cfg, solver.invocation)
     try:
         with wh.run("band", {**cfg.model_dump(), "key": key, "solver_name": solver.name},
                     parent_run_id=parent_run_id) as run:
-            if hasattr(solver, "bind_run"):  # model calls are accounted to this run
-                solver.bind_run(run.run_id)
+            solver.bind_run(run.run_id)  # model calls are accounted to this run
             summary = BandSummary(run_id=run.run_id, solver=solver.name)
             _band_all(wh, cfg, solver, key, summary, progress)
             run.summary = summary.as_dict()
     finally:
-        if built and hasattr(solver, "close"):
+        if built:
             solver.close()
     return summary
 
@@ -164,7 +163,7 @@ def _ahead(solver: Solver, judge: MemoJudge, batches: list[list[BandItem]], max_
     """The solver the bander asks and the batches' indices in order: for a replayable solver,
     its attempts and their rewards computed ahead by worker processes (difficulty.prefetch)."""
     from difficulty import prefetch
-    if not prefetch.replayable(solver):
+    if not solver.replayable:
         return solver, prefetch.batches_ahead(solver, judge, None, batches, max_k, 0)
     replay = prefetch.ReplaySolver(solver)
     workers = prefetch.worker_count(sum(len(b) for b in batches))

@@ -17,10 +17,13 @@ import random
 import re
 from itertools import accumulate
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from difficulty.records import Attempt, SolverQuestion
+from difficulty.records import Attempt, Solver, SolverQuestion
 from difficulty.solvers.base import attempt_seed
+
+if TYPE_CHECKING:
+    from datagen.tools import PageTools
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])|\n+")
@@ -66,14 +69,13 @@ def content_words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)} - STOP
 
 
-class EmbeddedSolver:
+class EmbeddedSolver(Solver):
     """Retrieval + extraction over `datagen.tools.PageTools` (see the module docstring)."""
 
-    def __init__(self, tools: Any, *, name: str = "embedded", search_k: int = 5,
+    def __init__(self, tools: "PageTools", *, name: str = "embedded", search_k: int = 5,
                  open_pages: int = 3, temperature: float = 0.25, follow: int = 2):
         self.tools = tools
         self.name = name
-        self.invocation = name.split("@")[0]  # the rerun key leaves out the code version
         self.search_k, self.open_pages = search_k, open_pages
         self.temperature, self.follow = temperature, follow
         self._cache: dict[str, tuple[list[Candidate], tuple[str, ...]]] = {}
@@ -85,10 +87,14 @@ class EmbeddedSolver:
 
     replayable = True  # attempt i depends only on the question and i (difficulty.prefetch)
 
+    @property
+    def invocation(self) -> str:
+        """The rerun key leaves out the code version (`embedded@<version>`)."""
+        return self.name.split("@")[0]
+
     def warm(self) -> None:
         """Read every page now (before worker processes fork; they must not open the store)."""
-        if hasattr(self.tools, "load_texts"):
-            self.tools.load_texts()
+        self.tools.load_texts()
 
     def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[Attempt]]:
         self.prepare(questions)
@@ -124,7 +130,7 @@ class EmbeddedSolver:
         sampled, their searches batched in two BM25 calls (`StoredPages.search_many`): every
         first search, then every follow-up search those first hits call for."""
         todo = sorted({q.question for q in questions} - set(self._cache))
-        if not todo or not hasattr(self.tools, "search_many"):
+        if not todo:
             return
         for question, hits in zip(todo, self.tools.search_many(todo, self.search_k)):
             self._hits.setdefault(question, hits)
@@ -169,9 +175,7 @@ class EmbeddedSolver:
         snippets the solver does not read where the tools can leave them out."""
         if query in self._hits:
             return self._hits[query]
-        if hasattr(self.tools, "search_many"):
-            return self.tools.search_many([query], self.search_k)[0]
-        return self.tools.search(query, k=self.search_k)
+        return self.tools.search_many([query], self.search_k)[0]
 
     def _calls(self, query: str, hits: Sequence[Any]) -> list[str]:
         """The tool calls of one search and the pages it opens."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from difficulty.records import Attempt, SolverQuestion
+from difficulty.records import Attempt, Solver, SolverQuestion
 from difficulty.solvers.base import attempt_seed
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ SYSTEM = ("Answer the question. Think briefly if needed, then end with one line 
           "'Answer: <the answer>' giving a single answer, as short as possible.")
 
 
-class LLMSolver:
+class LLMSolver(Solver):
     """`questions, k -> attempts` through a chat client (see the module docstring)."""
 
     def __init__(self, client: Any, model: str, *, tools: Any = None, temperature: float = 1.0,

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from difficulty.records import Attempt, SolverQuestion
+from difficulty.records import Attempt, Solver, SolverQuestion
 from difficulty.solvers.base import attempt_seed
 
 Generate = Callable[[list[str], int, list[list[int]]], list[list[str]]]
 
 
-class PolicySolver:
+class PolicySolver(Solver):
     """`questions, k -> attempts` from a policy's completions (see the module docstring)."""
 
     def __init__(self, generate: Generate, name: str, close: Callable[[], None] | None = None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from difficulty.records import Attempt
+from difficulty.records import Attempt, Solver
 from difficulty.solvers.base import attempt_seed
 
 PAGES = {
@@ -19,7 +19,7 @@ PAGES = {
 }
 
 
-class RateSolver:
+class RateSolver(Solver):
     """Right with a fixed rate per question (a deterministic draw per attempt seed)."""
 
     name = "rate"

@@ -8,7 +8,7 @@ import pytest
 from difficulty import BandConfig, band_of, beta_interval
 from difficulty.adaptive import AdaptiveBander, BandItem
 from difficulty.estimate import GridPrior, check_thresholds
-from difficulty.records import Attempt, SolverQuestion
+from difficulty.records import Attempt, Solver, SolverQuestion
 from difficulty.solvers.base import attempt_seed
 
 
@@ -53,7 +53,7 @@ def test_grid_prior_learns_point_masses():
     assert prior.weights.sum() == pytest.approx(1.0)
 
 
-class ScriptedSolver:
+class ScriptedSolver(Solver):
     """Answers right for the ids in `right`, wrong otherwise; counts calls."""
 
     name = "scripted"
