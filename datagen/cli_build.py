@@ -59,7 +59,7 @@ def build(
     try:
         cfg = _config(config, seeds=seeds or None, seed=seed, endpoint=endpoint,
                       model_name=model, api_key_env=api_key_env, backend=backend)
-    except UserError as exc:
+    except ValueError as exc:  # a config mistake (ConfigError) or a bad flag value
         from flows.run import record_failed_build
         record_failed_build(root, config, str(exc))
         raise

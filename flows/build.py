@@ -16,8 +16,10 @@ from prefect import flow
 
 from flows.config import BuildConfig, config_hash
 from flows.stages import (
-    StageResult, _warehouse, input_snapshot, parent_of, stage_key, stage_task_named, with_rows,
+    StageResult, _warehouse, finish_in, input_snapshot, parent_of, stage_key, stage_task_named,
+    with_rows,
 )
+from warehouse.lineage import finishing
 
 
 @dataclass
@@ -95,7 +97,7 @@ def build_flow(warehouse: str, config: dict[str, Any]) -> BuildResult:
     cfg = BuildConfig(**config)
     build_run_id = _start_build(warehouse, cfg)
     out = BuildResult(build_run_id)
-    try:
+    with finishing(build_run_id, finish_in(warehouse)) as run:
         from flows.runner import cluster, with_runner
         with cluster(cfg) as address:  # None unless runner: dask
             for stage, stage_flow in STAGE_FLOWS.items():
@@ -103,11 +105,8 @@ def build_flow(warehouse: str, config: dict[str, Any]) -> BuildResult:
                                                                      build_run_id)
         with _warehouse(warehouse) as wh:
             out.report = build_report(wh, cfg, out)
-            out.markdown = publish(out)
-            wh.finish_run(build_run_id, "succeeded", out.report)
-    except BaseException as exc:
-        _fail_build(warehouse, build_run_id, exc)
-        raise
+        out.markdown = publish(out)
+        run.summary = out.report
     return out
 
 
@@ -129,13 +128,3 @@ def _config_hash_of(text: str) -> str:
         return config_hash(json.loads(text))
     except ValueError:
         return ""
-
-
-def _fail_build(root: str, run_id: str, exc: BaseException) -> None:
-    """Mark the build failed (interrupted on Ctrl-C) with the reason; never hide `exc`."""
-    status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-    try:
-        with _warehouse(root) as wh:
-            wh.finish_run(run_id, status, {"error": f"{type(exc).__name__}: {exc}"})
-    except Exception:  # noqa: BLE001 - the original error propagates
-        pass

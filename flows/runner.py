@@ -33,7 +33,10 @@ from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import urlparse
 
 from flows.config import BuildConfig, config_hash
-from flows.stages import StageResult, _warehouse, parent_of, stage_task_named, with_rows
+from flows.stages import (
+    StageResult, _warehouse, finish_in, parent_of, stage_task_named, with_rows,
+)
+from warehouse.lineage import finishing
 
 if TYPE_CHECKING:
     from flows.build import StageRun
@@ -148,13 +151,9 @@ def run_sharded(stage: str, root: str, cfg: dict[str, Any], build_run_id: str,
                         parent_of(root, result.run_id) != build_run_id)
     stage_run = _stage_run(root, stage, cfg, build_run_id, key, len(shards))
     keys = [f"{key}-shard{i}of{len(shards)}-{config_hash(p)}" for i, p in enumerate(shards)]
-    try:
+    with finishing(stage_run, finish_in(root)) as run:
         results = _gather(stage, root, cfg, stage_run, keys, shards)
-    except BaseException as exc:
-        _finish(root, stage_run, "failed", {"error": f"{type(exc).__name__}: {exc}"})
-        raise
-    summary = {**merge(results), "key": key}
-    _finish(root, stage_run, "succeeded", summary)
+        run.summary = summary = {**merge(results), "key": key}
     result = StageResult(stage, stage_run, key, summary["rows"], summary)
     return StageRun(result, time.perf_counter() - t0, parent_of(root, stage_run) != build_run_id)
 
@@ -183,9 +182,12 @@ def merge(results: list[StageResult]) -> dict[str, Any]:
 def _shard_count() -> int:
     """SHARDS_PER_THREAD x the cluster's worker threads (1 outside a Dask task runner)."""
     from prefect.context import FlowRunContext
-    ctx = FlowRunContext.get()
-    runner = getattr(ctx, "task_runner", None)
-    if type(runner).__name__ != "DaskTaskRunner":
+    ctx = FlowRunContext.get()  # None outside a flow run
+    if ctx is None:
+        return 1
+    from prefect_dask import DaskTaskRunner  # run_sharded runs only under runner: dask
+    runner = ctx.task_runner
+    if not isinstance(runner, DaskTaskRunner):
         return 1
     threads = sum(runner.client.nthreads().values())
     return max(1, threads * SHARDS_PER_THREAD)
@@ -202,8 +204,3 @@ def _stage_run(root, stage, cfg, build_run_id, key, n) -> str:
             return rows[0]["run_id"]
         return wh.start_run(stage, {**cfg, "runner": "dask", "shards": n, "key": key},
                             parent_run_id=build_run_id)
-
-
-def _finish(root: str, run_id: str, status: str, summary: dict[str, Any]) -> None:
-    with _warehouse(root) as wh:
-        wh.finish_run(run_id, status, summary)

@@ -15,7 +15,7 @@ import contextvars
 import os
 import socket
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Protocol
 
 from prefect import task
 
@@ -25,6 +25,7 @@ from flows.verify import in_ids
 if TYPE_CHECKING:
     from datagen.tools import PageTools
     from warehouse import Warehouse
+    from warehouse.lineage import Finish
 
 Progress = Callable[[int, int], None]
 
@@ -110,6 +111,15 @@ def _warehouse(root: str) -> Iterator["Warehouse"]:
         yield wh
     finally:
         wh.close()
+
+
+def finish_in(root: str) -> "Finish":
+    """A `finishing` callback that opens the warehouse at `root` to finish the run: a flow
+    holds no warehouse open while its stages (which open their own) run."""
+    def finish(run_id: str, status: str, summary: Mapping[str, object]) -> None:
+        with _warehouse(root) as wh:
+            wh.finish_run(run_id, status, summary)
+    return finish
 
 
 def _progress(stage: str) -> Progress | None:

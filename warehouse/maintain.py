@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from warehouse.core import LAKE, Warehouse
+from warehouse.core import Warehouse
+from warehouse.location import LAKE
 
 log = logging.getLogger(__name__)
 

@@ -49,7 +49,7 @@ def prepare(wh: "Warehouse") -> list[Step]:
     """Check the stored schema and bring it up to date when `wh` is writable.
 
     Returns the steps applied (empty when the warehouse was current)."""
-    from warehouse.core import LAKE
+    from warehouse.location import LAKE
     cols = stored_columns(wh.con, LAKE)
     validate(wh, cols, stored_versions(wh.con, LAKE, cols))
     steps = plan(wh.con, LAKE)

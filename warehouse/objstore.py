@@ -42,6 +42,6 @@ def _quote(value: str) -> str:
 
 def add_s3_secret(con, environ: Mapping[str, str] | None = None) -> None:
     """Load httpfs + aws and create the in-memory S3 secret on a DuckDB connection."""
-    from warehouse.core import load_extensions
+    from warehouse.location import load_extensions
     load_extensions(con, ("httpfs", "aws"))
     con.execute(s3_secret_sql(environ))

@@ -23,7 +23,8 @@ from typing import Any, Iterator
 import pyarrow as pa
 
 from warehouse import errors
-from warehouse.core import LAKE, Warehouse
+from warehouse.core import Warehouse
+from warehouse.location import LAKE
 from warehouse.store import open as open_warehouse
 
 # Table functions a query may call: generators, DuckDB's catalog introspection, and

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from warehouse.core import LAKE, WarehouseLocation, connect
+from warehouse.location import LAKE, WarehouseLocation, connect
 from warehouse.schema import train_ready_select
 
 COLUMNS = ("question_id", "question", "answer", "answer_aliases", "band", "pass_rate")

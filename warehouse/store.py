@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from warehouse import errors
-from warehouse.core import Warehouse, WarehouseLocation, hide_password
+from warehouse.core import Warehouse
+from warehouse.location import WarehouseLocation, hide_password
 
 FORMAT_NAME = "hardqa-warehouse"
 FORMAT_VERSION = 1

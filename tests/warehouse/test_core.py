@@ -151,3 +151,21 @@ def test_column_type_change_is_a_schema_mismatch(wh_path):
         wh.commit(lambda con: con.execute("ALTER TABLE lake.difficulty ALTER k TYPE BIGINT"))
     with pytest.raises(errors.SchemaMismatch, match="difficulty.k is BIGINT"):
         warehouse.open(wh_path)
+
+
+def test_a_failed_run_stores_its_error_and_a_failed_mark_never_hides_it(wh, caplog):
+    from warehouse.lineage import finishing
+    with pytest.raises(KeyError):
+        with wh.run("compose", {}) as run:
+            run.summary = {"seeds": 2}
+            raise KeyError("boom")
+    row = wh.sql("select status, summary from runs where kind = 'compose'").to_pylist()[0]
+    assert row["status"] == "failed"
+    assert json.loads(row["summary"]) == {"seeds": 2, "error": "KeyError: 'boom'"}
+
+    def broken(run_id, status, summary):
+        raise RuntimeError("catalog gone")
+    with pytest.raises(KeyboardInterrupt):  # the original error, not the marking's
+        with finishing("r-1", broken):
+            raise KeyboardInterrupt
+    assert "could not mark run r-1 interrupted: catalog gone" in caplog.text

@@ -1,0 +1,124 @@
+"""Run lineage: every stage's work is one `runs` row, started `running` and finished
+`succeeded`, `failed` or `interrupted` with its summary.
+
+`finishing` is the one way a run is finished: whatever ends the block, the row says so, and
+marking it never hides the error that ended it. `Warehouse.run` starts a run and finishes it
+with `finishing`; a caller that must not hold a warehouse open while the run's work goes on
+(a Prefect flow whose stages open their own) gives `finishing` a function that opens one to
+finish the row. Which process a run belongs to, and whether it is alive, is runs.py's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+
+from warehouse import runs
+from warehouse.location import LAKE
+from warehouse.runs import code_version, redact
+from warehouse.schema import RUN_STATUSES, RunRecord, utcnow
+
+if TYPE_CHECKING:
+    import duckdb
+
+log = logging.getLogger(__name__)
+
+Finish = Callable[[str, str, Mapping[str, object]], None]  # (run_id, status, summary)
+
+
+@dataclass
+class RunHandle:
+    """A run in progress: set `summary` before the block ends to store it with the run."""
+
+    run_id: str
+    summary: dict[str, Any] | None = None
+
+
+@contextlib.contextmanager
+def finishing(run_id: str, finish: Finish) -> Iterator[RunHandle]:
+    """Yield a handle on `run_id`; finish the run when the block ends: `succeeded` with
+    `handle.summary`, or `interrupted` (Ctrl-C, SIGTERM) / `failed` with the summary and the
+    error that ended it. A failure to mark the run is logged; the original error propagates."""
+    handle = RunHandle(run_id)
+    try:
+        yield handle
+    except BaseException as exc:
+        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        summary = dict(handle.summary or {})
+        if not summary.get("error"):  # a run's own account of its error wins
+            summary["error"] = f"{type(exc).__name__}: {exc}"
+        try:
+            finish(run_id, status, summary)
+        except Exception as mark_exc:  # noqa: BLE001 - logged; the original error propagates
+            log.error("could not mark run %s %s: %s", run_id, status, mark_exc)
+        raise
+    finish(run_id, "succeeded", handle.summary or {})
+
+
+class RunLineage:
+    """The `runs` methods of `Warehouse` (a mixin: it uses the warehouse's connection and
+    commits)."""
+
+    con: "duckdb.DuckDBPyConnection"
+    append: Callable[..., int]
+    commit: Callable[..., Any]
+
+    def start_run(self, kind: str, config: Mapping[str, object] | None = None,
+                  run_id: str | None = None, *, parent_run_id: str = "",
+                  resumed_from: str = "") -> str:
+        """Record a `running` run of `kind` (with this process's pid and host) and return its
+        id. First, runs of the same kind left `running` by a process that is gone are marked
+        `interrupted`. `resumed_from`: the run whose checkpoint this one continues."""
+        self.mark_interrupted(kind)
+        run_id = run_id or f"{kind}-{utcnow():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+        pid, host = runs.this_process()
+        rec = RunRecord(run_id=run_id, kind=kind,
+                        config=json.dumps(redact(config or {}), sort_keys=True, default=str),
+                        code_version=code_version(), started_at=utcnow(), pid=pid, host=host,
+                        parent_run_id=parent_run_id, resumed_from=resumed_from)
+        self.append([rec])
+        return run_id
+
+    def mark_interrupted(self, kind: str) -> list[str]:
+        """Mark `interrupted` the runs of `kind` on this host still `running` although their
+        process is gone (killed, crashed machine); returns their ids."""
+        _, host = runs.this_process()
+        rows = self.con.execute(
+            f"SELECT run_id, pid, started_at FROM {LAKE}.runs WHERE kind = ? AND "
+            "status = 'running' AND host = ? AND pid > 0", [kind, host]).fetchall()
+        gone = [run_id for run_id, pid, started in rows if runs.process_gone(pid, started)]
+        if gone:
+            note = json.dumps({"interrupted": f"its process on {host} was gone"})
+            marks = ", ".join("?" * len(gone))
+            self.commit(lambda con: con.execute(
+                f"UPDATE {LAKE}.runs SET status = 'interrupted', finished_at = ?, summary = ? "
+                f"WHERE status = 'running' AND run_id IN ({marks})", [utcnow(), note, *gone]))
+            log.warning("marked %d %s run(s) interrupted (process gone): %s",
+                        len(gone), kind, ", ".join(gone))
+        return gone
+
+    def finish_run(self, run_id: str, status: str = "succeeded",
+                   summary: Mapping[str, object] | None = None) -> None:
+        """Set the run's end time, status and summary (one of RUN_STATUSES)."""
+        if status not in RUN_STATUSES:
+            raise ValueError(f"run status {status!r} is not allowed; use one of "
+                             f"{', '.join(map(repr, RUN_STATUSES))}")
+
+        def update(con):
+            con.execute(f"UPDATE {LAKE}.runs SET finished_at = ?, status = ?, summary = ? "
+                        "WHERE run_id = ?",
+                        [utcnow(), status, json.dumps(summary or {}, default=str), run_id])
+        self.commit(update)
+
+    @contextlib.contextmanager
+    def run(self, kind: str, config: Mapping[str, object] | None = None,
+            run_id: str | None = None, **lineage: str) -> Iterator[RunHandle]:
+        """`with wh.run("crawl", cfg) as run:` starts a run and finishes it (`finishing`).
+        `lineage`: parent_run_id= and resumed_from= as in start_run."""
+        with finishing(self.start_run(kind, config, run_id, **lineage),
+                       self.finish_run) as handle:
+            yield handle
