@@ -71,7 +71,7 @@ def build_stages(wh, entities: int) -> dict[str, float]:
 
 def questions(wh) -> list:
     """Every question (its latest row), in id order: what the verify stage checked."""
-    from flows.verify import select
+    from verifiers.stage import select
     return select(wh, [], "true")
 
 

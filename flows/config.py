@@ -9,13 +9,14 @@ import json
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from datagen.compose.config import ComposeConfig
 from datagen.config_io import problems, read_config_file, validate
 from datagen.crawl.config import CrawlConfig
 from datagen.endpoint import EndpointSpec
 from difficulty.config import BandConfig
+from verifiers.config import VerifyConfig
 
 DEMO_ENTITIES = 2000
 
@@ -26,33 +27,6 @@ class DemoSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     entities: int = Field(DEMO_ENTITIES, ge=30)
     seed: int = 0
-
-
-class VerifyConfig(BaseModel):
-    """What the verify stage runs. `decontamination`: `hub` (the default benchmark sets from
-    the Hugging Face hub; an unreachable hub fails the stage), a folder of JSONL benchmark
-    files, or `off`; `auto` means `off` on the demo world (its entities are fictional) and
-    `hub` for real seeds."""
-
-    model_config = ConfigDict(extra="forbid")
-    decontamination: str = "auto"
-    near_dup_threshold: float | None = Field(None, gt=0, le=1)
-    batch_size: int = Field(1000, ge=1, description="questions per verdict commit")
-    timeout_s: float = Field(600.0, gt=0, description="per check and batch")
-
-    @field_validator("decontamination")
-    @classmethod
-    def _source(cls, v: str) -> str:
-        if v not in ("auto", "hub", "off") and not Path(v).is_dir():
-            raise ValueError(f"'{v}' is not hub, off, auto or an existing folder of benchmark "
-                             "JSONL files")
-        return v
-
-    def resolved(self, demo: bool) -> "VerifyConfig":
-        """`auto` made explicit, so the run's stored config says what ran."""
-        if self.decontamination != "auto":
-            return self
-        return self.model_copy(update={"decontamination": "off" if demo else "hub"})
 
 
 class ModelSection(EndpointSpec):

@@ -59,6 +59,10 @@ class PageSearch(Protocol):
 
     def search(self, query: str, k: int) -> Sequence[PageHitLike]: ...
 
+    def search_many(self, queries: list[str], k: int) -> Sequence[Sequence[PageHitLike]]:
+        """`search` of each query, batched."""
+        ...
+
     def page(self, url: str) -> tuple[str, str]: ...
 
 

@@ -10,9 +10,9 @@ equivalence rules, and any that is a genuinely different answer fails the
 question.
 
 The page search comes through the context when the caller has one
-(``CheckContext(pages=tools)`` with datagen's ``PageTools``): any object with
-``search(query, k)`` returning hits with ``.url``/``.title`` and
-``page(url) -> (title, text)``. Without one, the check opens the warehouse's own
+(``CheckContext(pages=tools)`` with datagen's ``PageTools``): a ``PageSearch``, with
+``search(query, k)`` and ``search_many(queries, k)`` returning hits with ``.url``/``.title``
+and ``page(url) -> (title, text)``. Without one, the check opens the warehouse's own
 (``warehouse.StoredPages``, the same BM25 index, persisted per snapshot).
 
 Limits: the offline test sees entities that have their own page; an
@@ -55,12 +55,9 @@ class PageWords:
         return [(h.url, h.title) for h in self.pages.search(query, k)]
 
     def hits_many(self, queries: list[str], k: int) -> list[list[tuple[str, str]]]:
-        """`hits` of each query, in one batched search where the pages offer one (no
-        snippets either: only the url and title are read)."""
-        many = getattr(self.pages, "search_many", None)
-        if many is None:
-            return [self.hits(q, k) for q in queries]
-        return [[(h.url, h.title) for h in hits] for hits in many(queries, k)]
+        """`hits` of each query, in one batched search (no snippets either: only the url
+        and title are read)."""
+        return [[(h.url, h.title) for h in hits] for hits in self.pages.search_many(queries, k)]
 
     def words_of(self, url: str) -> frozenset[str]:
         if url not in self._words:

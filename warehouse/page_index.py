@@ -25,25 +25,11 @@ log = logging.getLogger(__name__)
 
 INDEX_FORMAT = 1
 STOPWORDS = "en"
-# Change kinds that only add or drop rows; any other kind (schema change, compaction,
-# a table created) counts as a change of `pages`, which costs at most one rebuild.
-_ROW_CHANGES = ("tables_inserted_into", "tables_deleted_from", "inlined_insert",
-                "inlined_delete")
 
 
-def pages_snapshot(wh: Any) -> int:
+def pages_snapshot(wh: "Warehouse") -> int:
     """The id of the last snapshot whose commit touched the `pages` table."""
-    if hasattr(wh, "last_changed"):  # the warehouse's own answer, where it has one
-        return int(wh.last_changed(["pages"]))
-    (pages_id,) = wh.con.execute(
-        "SELECT table_id FROM lake.table_info() WHERE table_name = 'pages'").fetchall()[0]
-    rows = wh.con.execute("SELECT snapshot_id, changes FROM lake.snapshots() "
-                          "ORDER BY snapshot_id DESC").fetchall()
-    for snap, changes in rows:
-        for kind, values in dict(changes or {}).items():
-            if kind not in _ROW_CHANGES or str(pages_id) in {str(v) for v in values}:
-                return int(snap)
-    return int(rows[-1][0]) if rows else 0
+    return int(wh.last_changed(["pages"]))
 
 
 def tokenize(texts: list[str]) -> list[list[str]]:

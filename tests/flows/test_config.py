@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 READERS = {
     BuildConfig: ("flows",),
     DemoSpec: ("flows",),
-    VerifyConfig: ("flows",),
+    VerifyConfig: ("verifiers", "flows"),
     CrawlConfig: ("datagen/crawl",),
     ComposeConfig: ("datagen/compose", "datagen/seeds"),
     BandConfig: ("difficulty",),
