@@ -152,7 +152,8 @@ def multiturn_model(out: Path, agent_kw: dict, n_questions: int, sft_steps: int)
 
     from bench_loop import supervised
     from datagen.tools import PageTools
-    from training.search_env.agent import SearchAgentWorkflow
+    from training.config import AgentConfig
+    from training.search_env import SearchAgentWorkflow, SearchEnv
     from training.search_env.warm import TeacherEngine
     from training.models import build_tiny_model, load_causal_lm, load_tokenizer
     from training.tasks import task_questions
@@ -164,7 +165,8 @@ def multiturn_model(out: Path, agent_kw: dict, n_questions: int, sft_steps: int)
                                     "max_position_embeddings": 2048}))
     tok, model = load_tokenizer(out), load_causal_lm(out)
     qs = task_questions("fact_copy", n_questions, "train", 0)
-    agent = SearchAgentWorkflow(tok, PageTools.from_pages(fact_pages(qs)), **agent_kw)
+    env = SearchEnv(AgentConfig(**agent_kw), PageTools.from_pages(fact_pages(qs)))
+    agent = SearchAgentWorkflow(tok, env, 32, 1.0, "reward", random.Random(0))
     rng = random.Random(0)
     items = [TrainItem(q.question_id, q.question, q.answer, (), "medium", None) for q in qs]
     trajs = [asyncio.run(agent.run_episode(TeacherEngine(tok, plan(it, rng)), it))

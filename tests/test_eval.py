@@ -9,9 +9,11 @@ import json
 import pytest
 
 from datagen.tools import PageTools
-from training.evaluate import (Attempt, EvalQuestion, OraclePolicy, RandomPolicy,
-                               load_questions_jsonl, run_eval, score_attempt, summarize,
-                               write_hotpotqa_questions)
+from training.evaluation import run_eval
+from training.evaluation.policies import OraclePolicy, RandomPolicy
+from training.evaluation.questions import (EvalQuestion, load_questions_jsonl,
+                                           write_hotpotqa_questions)
+from training.evaluation.scoring import Attempt, score_attempt, summarize
 
 PAGES = {"http://w/a": ("Varo Bridge", "The Varo Bridge crosses the Kesto. It opened in 1934 "
                         "after six years of work."),
@@ -88,7 +90,7 @@ def test_hotpotqa_oracle_random_and_no_tool_baseline(hotpotqa_env, tmp_path, cap
     through the inference engine) through the same library calls the CLI makes."""
     import warehouse
     from datagen.cli import main
-    from training.policies import checkpoint_policy
+    from training.evaluation.policies import checkpoint_policy, run_settings
     from training.models import build_tiny_model
 
     wh_root, q = hotpotqa_env
@@ -107,7 +109,8 @@ def test_hotpotqa_oracle_random_and_no_tool_baseline(hotpotqa_env, tmp_path, cap
         rand = summarize(asyncio.run(run_eval(questions, RandomPolicy(tools))), 1)
         model = build_tiny_model(tmp_path / "tiny", hidden=64, heads=2, kv_heads=1,
                                  intermediate=128, layers=1)
-        policy, close = checkpoint_policy(model, tools, {}, use_tools=False, max_turns=4)
+        policy, close = checkpoint_policy(model, tools, run_settings(model), use_tools=False,
+                                          max_turns=4)
         try:
             notool = summarize(asyncio.run(run_eval(questions[:6], policy)), 1)
         finally:
@@ -132,23 +135,28 @@ def test_a_run_checkpoint_is_evaluated_with_its_run_agent_settings(tmp_path):
     that does not load is a user error naming it."""
     import yaml
 
-    from training.policies import PolicyError, run_agent_settings
+    from training.config import AgentConfig
+    from training.evaluation.policies import OUTSIDE_RUN_MAX_NEW_TOKENS, PolicyError, run_settings
 
     ckpt = tmp_path / "run" / "weights" / "v20"
     ckpt.mkdir(parents=True)
     (tmp_path / "run" / "final").mkdir()
-    assert run_agent_settings(ckpt) == {}
+    bare = run_settings(ckpt)
+    assert (bare.agent, bare.max_new_tokens, bare.reward_mode, bare.config) == (
+        AgentConfig(), OUTSIDE_RUN_MAX_NEW_TOKENS, "reward", None)
     (tmp_path / "run" / "metrics.jsonl").write_text("")
     (tmp_path / "run" / "config.yaml").write_text(yaml.safe_dump({
         "agent": {"search_k": 1, "snippet": "sentence", "snippet_chars": 80, "max_turns": 2},
         "rollout": {"workflow": "search", "max_new_tokens": 24, "reward": "strict"}}))
-    assert run_agent_settings(tmp_path / "run" / "final") == run_agent_settings(ckpt)
-    got = run_agent_settings(ckpt)
-    assert (got["search_k"], got["snippet"], got["snippet_chars"], got["max_turns"],
-            got["max_new_tokens"], got["reward_mode"]) == (1, "sentence", 80, 2, 24, "strict")
+    assert run_settings(tmp_path / "run" / "final") == run_settings(ckpt)
+    got = run_settings(ckpt)
+    a = got.agent
+    assert (a.search_k, a.snippet, a.snippet_chars, a.max_turns, got.max_new_tokens,
+            got.reward_mode) == (1, "sentence", 80, 2, 24, "strict")
+    assert "from the run config" in got.note(ckpt)
     (tmp_path / "run" / "config.yaml").write_text("agent: {search_k: 0}\n")
     with pytest.raises(PolicyError, match="config.yaml"):
-        run_agent_settings(ckpt)
+        run_settings(ckpt)
 
 
 def test_an_endpoint_runs_the_training_agent_loop():
@@ -156,7 +164,7 @@ def test_an_endpoint_runs_the_training_agent_loop():
     comes back as a user turn); its answer is scored like training's. A reply cut by the token
     budget is no usable sample for the client, so the episode has no answer."""
     from tests.llm.loopback import LoopbackLLM, Reply
-    from training.policies import eval_policy
+    from training.evaluation.policies import endpoint_policy
 
     def respond(body):
         if body["messages"][-1]["role"] == "user" and "Varo" in body["messages"][-1]["content"]:
@@ -164,8 +172,8 @@ def test_an_endpoint_runs_the_training_agent_loop():
         return "Let me look. <search>Kesto bridge</search>"
 
     with LoopbackLLM(respond) as server:
-        policy, close = eval_policy("endpoint", PageTools.from_pages(PAGES), max_turns=3,
-                                    endpoint=server.base_url, model="loopback")
+        policy, close = endpoint_policy(PageTools.from_pages(PAGES), server.base_url,
+                                        "loopback", max_turns=3)
         try:
             rows = asyncio.run(run_eval(Q[:1], policy))
             cut = asyncio.run(run_eval([EvalQuestion("q3", "cut: when?", ("1934",))], policy))

@@ -115,7 +115,11 @@ class Trajectory:
 
 @runtime_checkable
 class InferenceEngine(Protocol):
-    """Async token-level generation with weight updates that interrupt generation in flight."""
+    """Async token-level generation with weight updates that interrupt generation in flight.
+    `max_model_len`: the longest sequence it serves (vLLM's), None when it sets no bound of
+    its own (the agent then keeps to the model's context)."""
+
+    max_model_len: int | None
 
     @property
     def version(self) -> int: ...

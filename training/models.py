@@ -226,17 +226,6 @@ def load_tokenizer(model_path: str | Path):
     return tok
 
 
-def chat_prompt_ids(tokenizer, user: str, system: str | None = None) -> list[int]:
-    """The prompt ids of one user turn (after an optional system turn) and the assistant
-    header, through the tokenizer's chat template: the one place the policies' prompts
-    (training's workflows, `datagen eval`, `datagen band --solver policy:`) are built."""
-    messages = [{"role": "user", "content": user}]
-    if system:
-        messages.insert(0, {"role": "system", "content": system})
-    ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
-    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
-
-
 def load_causal_lm(model_path: str | Path, dtype: str = "float32"):
     """Load an HF causal LM (tiny or real) in the given dtype, in train mode off."""
     import torch

@@ -142,20 +142,9 @@ def agent_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
                     wh: "Warehouse | None") -> tuple[Workflow, Workflow]:
     """(training, evaluation) agents for a TrainConfig, with the page tools over `wh`."""
     from datagen.tools import PageTools
-    from training.search_env.agent import SearchAgentWorkflow, agent_settings
-    from training.workflow import lognormal_latency
+    from training.search_env import agent_workflows as build
 
-    tools = PageTools.open(wh)
-    r = cfg.rollout
-    latency = (lognormal_latency(r.tool_latency_median_s, r.tool_latency_sigma, cfg.seed)
-               if r.tool_latency_median_s > 0 else None)
-    common = dict(agent_settings(cfg), format_reward=cfg.agent.format_reward,
-                  seeded=r.inference == "hf")
-    train = SearchAgentWorkflow(tokenizer, tools, temperature=r.temperatures[0],
-                                tool_latency=latency, rng=random.Random(cfg.seed), **common)
-    ev = SearchAgentWorkflow(tokenizer, tools, temperature=r.eval_temperature,
-                             rng=random.Random(cfg.seed + 1), **common)
-    return train, ev
+    return build(cfg, tokenizer, PageTools.open(wh))
 
 
 def user_agent_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",

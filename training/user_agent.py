@@ -60,8 +60,9 @@ def _module(where: str):
         if not os.path.isfile(path):
             raise OSError(f"no file {path}")
         name = "user_agent_" + os.path.splitext(os.path.basename(path))[0]
-        if getattr(sys.modules.get(name), "__file__", None) == path:
-            return sys.modules[name]    # loaded once: the config check, then the run
+        loaded = sys.modules.get(name)   # only this function loads user_agent_* modules
+        if loaded is not None and loaded.__file__ == path:
+            return loaded    # loaded once: the config check, then the run
         spec = importlib.util.spec_from_file_location(name, path)
         module = sys.modules[name] = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

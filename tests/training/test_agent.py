@@ -7,7 +7,8 @@ import time
 import pytest
 
 from datagen.tools import PageTools
-from training.search_env.agent import Action, SearchAgentWorkflow, agent_metrics, parse_action
+from tests.training.agent_helpers import make_agent
+from training.search_env import Action, agent_metrics, parse_action
 from training.api import GenerationResult
 from warehouse.reader import TrainItem
 
@@ -18,6 +19,8 @@ ITEM = TrainItem("q1", "When was the Varo bridge built?", "1934", (), "easy", 0.
 
 class ScriptedEngine:
     """Plays fixed turns (each ended by EOS) and records the prompts it was given."""
+
+    max_model_len = None
 
     def __init__(self, tok, turns, version=2):
         self.tok, self.turns, self.version, self.prompts = tok, list(turns), version, []
@@ -38,7 +41,7 @@ def tok(tiny_model_dir):
 
 
 def _agent(tok, tools=None, **kw):
-    return SearchAgentWorkflow(tok, tools or PageTools.from_pages(PAGES), **kw)
+    return make_agent(tok, tools or PageTools.from_pages(PAGES), **kw)
 
 
 def test_parse_action_table():
@@ -176,7 +179,7 @@ def test_warm_start_scripts_are_agent_episodes(tok):
     assert "built in 1934" in tok.decode([i for i, m in zip(traj.output_ids, traj.loss_mask)
                                           if not m])
     agent = _agent(tok, search_k=1, snippet_chars=80)
-    shown = agent._call(Action("search", ITEM.question))
+    shown = agent.env.call(Action("search", ITEM.question))
     guesses = {format_plan(agent, ITEM, random.Random(s))[1] for s in range(40)}
     fmt = format_plan(agent, ITEM, random.Random(0))
     assert fmt[0] == f"<search>{ITEM.question}</search>"   # the query copies the question

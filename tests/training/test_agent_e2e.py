@@ -44,12 +44,12 @@ def _format_model(out: Path, questions: list[str]) -> Path:
     the agent's own warm start is too slow for the test budget (tested in test_agent.py)."""
     import torch
 
-    from training.search_env.agent import SearchAgentWorkflow
+    from tests.training.agent_helpers import make_agent
     from training.models import build_tiny_model, load_causal_lm, load_tokenizer
 
     build_tiny_model(out, hidden=64, heads=2, kv_heads=1, intermediate=128, layers=1)
     tok, model = load_tokenizer(out), load_causal_lm(out)
-    agent = SearchAgentWorkflow(tok, tools=None)
+    agent = make_agent(tok, None)
     turns = [tok.encode(t, add_special_tokens=False) + [tok.eos_token_id]
              for t in ("<search>city</search>", "<answer>1</answer>")]
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)

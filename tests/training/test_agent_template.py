@@ -12,7 +12,7 @@ import functools
 import pytest
 
 from datagen.tools import PageTools
-from training.search_env.agent import SearchAgentWorkflow
+from tests.training.agent_helpers import make_agent
 from training.api import GenerationResult
 from warehouse.reader import TrainItem
 
@@ -34,8 +34,7 @@ class TemplateEngine:
 
     def __init__(self, tok, turns, max_model_len=None):
         self.tok, self.turns, self.requests, self.version = tok, list(turns), [], 0
-        if max_model_len:
-            self.max_model_len = max_model_len
+        self.max_model_len = max_model_len
 
     async def agenerate(self, request):
         self.requests.append(request)
@@ -76,7 +75,7 @@ def test_ids_are_the_templates_rendering_at_every_turn_boundary(tok, observation
                                                                 turn_tokens):
     """Cases: whole observations; observations cut to 7 tokens; model turns cut by the
     budget (no end-of-turn token: the template's closing is added after them)."""
-    agent = SearchAgentWorkflow(tok, PageTools.from_pages(PAGES), max_turns=3,
+    agent = make_agent(tok, PageTools.from_pages(PAGES), max_turns=3,
                                 max_observation_tokens=observation_tokens,
                                 max_new_tokens=turn_tokens, search_k=1)
     engine = TemplateEngine(tok, TURNS)
@@ -109,10 +108,10 @@ def test_the_context_budget_is_the_models(tiny_model_dir):
 
     tok = load_tokenizer(tiny_model_dir)
     tools = PageTools.from_pages(PAGES)
-    assert SearchAgentWorkflow(tok, tools).context_tokens == 1024
+    assert make_agent(tok, tools).context_tokens == 1024
     with pytest.raises(ValueError, match="longer than the model's context length 1024"):
-        SearchAgentWorkflow(tok, tools, context_tokens=2048)
-    agent = SearchAgentWorkflow(tok, tools, max_turns=8, max_new_tokens=32)
+        make_agent(tok, tools, context_tokens=2048)
+    agent = make_agent(tok, tools, max_turns=8, max_new_tokens=32)
     prompt = len(agent.prompt_ids(ITEM.question))
     engine = TemplateEngine(tok, ["<search>Varo bridge</search>"] * 8, prompt + 90)
     traj = asyncio.run(agent.run_episode(engine, ITEM))

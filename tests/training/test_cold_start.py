@@ -7,7 +7,7 @@ turn with the template's end-of-turn token."""
 from __future__ import annotations
 
 from datagen.tools import PageTools
-from training.search_env.agent import SearchAgentWorkflow
+from tests.training.agent_helpers import make_agent
 from training.search_env.warm import warm_start_sequences
 from training.config import TrainConfig
 from training.split import resolve_split
@@ -51,7 +51,7 @@ def test_cold_start_scripts_only_training_split_questions(wh, tiny_model_dir):
                             "band_weights": {"medium": 1.0}})
     split = resolve_split(cfg.data, wh)
     tok = load_tokenizer(tiny_model_dir)
-    agent = SearchAgentWorkflow(tok, PageTools.open(wh), search_k=1, snippet_chars=60,
+    agent = make_agent(tok, PageTools.open(wh), search_k=1, snippet_chars=60,
                                 max_observation_tokens=400, context_tokens=1024)
     trajs = warm_start_sequences(agent, wh, split.train_where, 4096, true_answers=True)
     held_out = {i.question_id for i in split.items}
@@ -101,7 +101,7 @@ def test_agent_cold_start_trains_on_rewarded_scripts_of_streamed_bands(wh, tiny_
     tok = load_tokenizer(tiny_model_dir)
     engine = _RecordingEngine()
     parts = SimpleNamespace(wh=wh, split=resolve_split(cfg.data, wh), train_engine=engine,
-                            pad_id=tok.pad_token_id, workflow=SearchAgentWorkflow(
+                            pad_id=tok.pad_token_id, workflow=make_agent(
                                 tok, PageTools.open(wh), search_k=1, snippet_chars=60))
     stats = agent_warm_start(parts, cfg)
     trained = {tok.decode(row).split("When was the ")[-1].split(" bridge")[0]
@@ -110,10 +110,12 @@ def test_agent_cold_start_trains_on_rewarded_scripts_of_streamed_bands(wh, tiny_
         f"Town{i.question_id[1:]}" for i in parts.split.items}
     assert trained and trained <= streamed and stats["sequences"] == stats["scripted"]
     assert engine.lrs == [1e-5, None] and len(engine.batches) == 2
-    parts.workflow.max_turns = 2
+    env = parts.workflow.env
+    env.settings = env.settings.model_copy(update={"max_turns": 2})
     mixed = agent_warm_start(parts, cfg)
     assert 0 < mixed["reward_of_script"] < 1
     assert mixed["sequences"] == round(mixed["scripted"] * mixed["reward_of_script"])
-    parts.workflow.max_turns = 1
+    env = parts.workflow.env
+    env.settings = env.settings.model_copy(update={"max_turns": 1})
     none = agent_warm_start(parts, cfg)
     assert none["reward_of_script"] == 0.0 and none["sequences"] == none["scripted"]

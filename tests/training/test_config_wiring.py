@@ -15,7 +15,8 @@ def test_model_and_rollout_keys_reach_what_they_configure(tmp_path, monkeypatch)
     from training.engines.deepspeed_engine import DeepSpeedTrainEngine
     from training.models import load_causal_lm, load_tokenizer
     from training.setup import _model_path, _workflows, make_inference_engine
-    from training.search_env.agent import agent_settings
+    from datagen.tools import PageTools
+    from training.search_env import agent_workflows
 
     cfg = load_config(overrides={
         "model": {"tiny_hidden": 32, "tiny_layers": 1, "tiny_tied_embeddings": True},
@@ -33,6 +34,7 @@ def test_model_and_rollout_keys_reach_what_they_configure(tmp_path, monkeypatch)
     monkeypatch.setattr(vllm_engine, "VLLMInferenceEngine",
                         lambda path, version, **kw: seen.update(kw) or "engine")
     assert make_inference_engine(cfg, path, 0) == "engine" and seen == {"max_model_len": 256}
-    assert agent_settings(cfg)["max_observation_tokens"] == 7
+    agent, _ = agent_workflows(cfg, load_tokenizer(path), PageTools.from_pages({}))
+    assert agent.env.settings.max_observation_tokens == 7
     ds = DeepSpeedTrainEngine._ds_config(SimpleNamespace(config=cfg.engine))
     assert ds["zero_optimization"]["stage"] == 1 and ds["gradient_clipping"] == 1.0

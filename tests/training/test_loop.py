@@ -123,11 +123,11 @@ def test_search_agent_waits_a_sampled_latency_before_each_tool_call(tiny_model_d
 
     from datagen.tools import PageTools
     from tests.training.test_agent import ITEM, PAGES, ScriptedEngine
-    from training.search_env.agent import SearchAgentWorkflow
+    from tests.training.agent_helpers import make_agent
     from training.models import load_tokenizer
 
     tok, waits = load_tokenizer(tiny_model_dir), []
-    agent = SearchAgentWorkflow(tok, PageTools.from_pages(PAGES), max_turns=5,
+    agent = make_agent(tok, PageTools.from_pages(PAGES), max_turns=5,
                                 tool_latency=lambda: waits.append(0.05) or 0.05)
     engine = ScriptedEngine(tok, ["<search>Varo bridge</search>", "no tag",
                                   "<open>http://w/varo</open>", "<answer>1934</answer>"])

@@ -197,13 +197,13 @@ def test_load_entrypoint_errors_name_the_spec():
 
 
 def test_the_example_agent_plays_the_in_process_agents_recipe():
-    """examples/search_agent_openai.py loads by file path and keeps training/agent.py's
+    """examples/search_agent_openai.py loads by file path and keeps the search environment's
     prompt and tags, so the two can be compared step for step."""
-    from training.search_env import agent
+    from training.search_env import env
     fn = load_entrypoint("examples/search_agent_openai.py:agent")
     example = __import__("sys").modules[fn.__module__]
-    assert example.SYSTEM == agent.SYSTEM_PROMPT
-    assert example.TAG.pattern == agent._TAG.pattern
+    assert example.SYSTEM == env.SYSTEM_PROMPT
+    assert example.TAG.pattern == env._TAG.pattern
 
 
 def test_the_example_agent_reads_what_the_recipes_agent_reads():
@@ -211,7 +211,8 @@ def test_the_example_agent_reads_what_the_recipes_agent_reads():
     agent settings (examples/search_agent_cpu.yaml), so the two runs see the same pages."""
     import yaml
 
-    from training.search_env import agent
+    from training.config import AgentConfig
+    from training.search_env import SearchEnv, parse_action
     fn = load_entrypoint("examples/search_agent_openai.py:agent")
     example = __import__("sys").modules[fn.__module__]
     config = yaml.safe_load(open("examples/search_agent_cpu.yaml"))
@@ -221,12 +222,11 @@ def test_the_example_agent_reads_what_the_recipes_agent_reads():
         config["rollout"]["max_new_tokens"])
     pages = {**PAGES, "http://w/leith": ("Leith", "Leith is a port. Its bridge opened in 1901.")}
     tools = PageTools.from_pages(pages)
-    wf = agent.SearchAgentWorkflow(None, tools, search_k=recipe["search_k"],
-                                   snippet=recipe["snippet"], snippet_chars=recipe["snippet_chars"])
+    env = SearchEnv(AgentConfig(**recipe), tools)
     for text in ["<search>when was the bridge built</search>", "<open>http://w/varo</open>",
                  "<open>http://w/nowhere</open>"]:
-        action = agent.parse_action(text)
-        mine = wf._call(action) if "nowhere" not in text else None
+        action = parse_action(text)
+        mine = env.call(action) if "nowhere" not in text else None
         theirs = example.observe(example.TAG.search(text), CountedTools(tools))
         assert mine is None and theirs.startswith("error: not_found") or theirs == mine
 

@@ -36,6 +36,8 @@ class Segment:
 class InterruptibleEngine:
     """Implements `training.api.InferenceEngine` on top of a segment-level backend."""
 
+    max_model_len: int | None = None   # a backend that bounds its sequences sets it (vLLM)
+
     def __init__(self, version: int = 0):
         self._version = version
         self._gate: asyncio.Event | None = None  # set = running; created lazily in the loop

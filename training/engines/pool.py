@@ -21,6 +21,8 @@ from training.api import GenerationRequest, GenerationResult, InferenceEngine
 
 
 class EnginePool:
+    max_model_len: int | None = None   # as before: the pool's servers bound nothing here
+
     def __init__(self, engines: Sequence[InferenceEngine]):
         if not engines:
             raise ValueError("EnginePool needs at least one engine")

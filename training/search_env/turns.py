@@ -1,12 +1,12 @@
 """An agent episode's turns, as the model's own chat template renders them.
 
-Two ways to drive the loop of `SearchAgentWorkflow.play`:
+Two ways to drive the loop of `SearchAgentWorkflow.play` (agent.py):
 
 - `TokenTurns` (training, `datagen eval` of a checkpoint): one growing token sequence through
   an inference engine, token in / token out. The model's ids are kept as generated; only what
   the template adds after them (the end of the turn, the tool turn, the next assistant
   header) goes through the tokenizer, continued from the earlier ids by
-  `training.search_env.chat.continue_ids`. So the ids at every turn boundary are the template's
+  `chat.continuation`. So the ids at every turn boundary are the template's
   rendering of the episode's messages (`TokenEpisode.messages`), and earlier turns are never
   re-tokenised. Generation stops at the template's end-of-turn token.
 - `ChatTurns` (`datagen eval --policy endpoint`): chat messages through an OpenAI-compatible
@@ -14,7 +14,7 @@ Two ways to drive the loop of `SearchAgentWorkflow.play`:
 
 Tool results are `tool` turns when the template renders a tool message (ChatML templates do:
 SmolLM2, Qwen, the tiny models); a template without a tool role (one that refuses the role or
-drops its text) gets them as `user` turns (`tool_role`).
+drops its text) gets them as `user` turns (`chat.tool_role`).
 """
 
 from __future__ import annotations
@@ -22,17 +22,16 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from training.api import GenerationResult, InferenceEngine
+from training.search_env.chat import Message, continuation
 
 if TYPE_CHECKING:
+    from datagen.llm import ChatClient
     from training.search_env.agent import SearchAgentWorkflow
 
-Message = tuple[str, str]   # (role, text), the form training.search_env.chat renders
 DEFAULT_CONTEXT = 1024      # a tokenizer outside a model folder: no model length to read
-_PROBE = "\u2063tool probe\u2063"
 
 
 @dataclass
@@ -106,7 +105,7 @@ class TokenTurns:
 
     def budget(self) -> int:
         """The agent's context, and never more than the engine serves (vLLM's max_model_len)."""
-        served = getattr(self.engine, "max_model_len", None)
+        served = self.engine.max_model_len
         return min(self.agent.context_tokens, served or self.agent.context_tokens)
 
     def room(self) -> int:
@@ -124,7 +123,8 @@ class TokenTurns:
         """The tool turn and the next assistant header, its text cut to fit the budget."""
         ep, agent = self.episode, self.agent
         room = self.budget() - ep.length() - 4
-        body = agent.encode(text)[:max(0, min(agent.max_observation_tokens, room))]
+        cut = agent.env.settings.max_observation_tokens
+        body = agent.encode(text)[:max(0, min(cut, room))]
         while True:
             shown = agent.tokenizer.decode(body, skip_special_tokens=False)
             ids = self._continued(shown)
@@ -137,22 +137,16 @@ class TokenTurns:
         return True
 
     def _continued(self, shown: str) -> list[int]:
-        """The ids the template adds after the last model turn for a tool turn `shown`: its
-        rendering of the messages with the tool turn, past the earlier rendering and the
-        reply, less the end-of-turn token the model already wrote. The added text starts at
-        a special token (the end of the turn), where a tokenizer's cut cannot move."""
-        from training.search_env.chat import render_text
-
+        """The ids the template adds after the last model turn for a tool turn `shown`
+        (`chat.continuation` past the earlier rendering and the reply), less the
+        end-of-turn token the model already wrote."""
         ep, agent = self.episode, self.agent
-        reply = ep.messages[-1][1]
-        base = render_text(agent.tokenizer, ep.messages[:-1])
-        full = render_text(agent.tokenizer, [*ep.messages, (agent.tool_role, shown)])
-        added = full[len(base):]
-        if not full.startswith(base) or not added.startswith(reply):
+        added = continuation(agent.tokenizer, ep.messages[:-1], ep.messages[-1][1],
+                             [*ep.messages, (agent.tool_role, shown)])
+        if added is None:
             raise ValueError("the model's chat template does not render an assistant turn "
                              "as generated (it strips or rewrites replies): the agent needs "
                              "a template that renders earlier turns unchanged")
-        added = added[len(reply):]
         if ep.ids[ep.turn_start:][-1:] == [agent.eot_id]:   # the model closed its turn
             added = added.removeprefix(agent.eot_text)
         return agent.encode(added)
@@ -163,7 +157,7 @@ class ChatTurns:
     """Turns as chat messages through an OpenAI-compatible client (`datagen eval`)."""
 
     agent: "SearchAgentWorkflow"
-    client: Any     # datagen.llm.ChatClient
+    client: "ChatClient"
     episode: ChatEpisode
     item_id: str = ""
     sample: int = 0
@@ -187,28 +181,6 @@ class ChatTurns:
         return True
 
 
-@lru_cache(maxsize=8)
-def tool_role(tokenizer) -> str:
-    """`tool` when the chat template renders a tool message with its text after an assistant
-    turn, else `user` (a template that refuses the role, or drops its content)."""
-    from training.search_env.chat import render_text
-
-    turns = [("system", "s"), ("user", "q"), ("assistant", "a"), ("tool", _PROBE)]
-    try:
-        text = render_text(tokenizer, turns)
-    except Exception:   # jinja's TemplateError, or a template's raise_exception
-        return "user"
-    return "tool" if _PROBE in text else "user"
-
-
-def end_of_turn_id(tokenizer) -> int:
-    """The token the template closes an assistant turn with (ChatML: <|im_end|>)."""
-    from training.search_env.chat import end_of_turn_ids
-
-    ids = end_of_turn_ids(tokenizer)
-    return next((i for i in ids if i != tokenizer.eos_token_id), ids[0])
-
-
 def model_context(tokenizer) -> tuple[int, str] | None:
     """(the context length, where it comes from) of the model folder the tokenizer was loaded
     from (its config.json, as vLLM reads it); None for a tokenizer built in memory."""
@@ -216,7 +188,7 @@ def model_context(tokenizer) -> tuple[int, str] | None:
 
     from training.engines.vllm_engine import model_max_len
 
-    folder = getattr(tokenizer, "name_or_path", "") or ""
+    folder = tokenizer.name_or_path
     return model_max_len(folder) if folder and Path(folder).is_dir() else None
 
 

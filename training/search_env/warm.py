@@ -25,9 +25,12 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
-from training.api import GenerationResult
+from training.api import GenerationResult, Trajectory
+
+if TYPE_CHECKING:
+    from training.search_env.agent import SearchAgentWorkflow
 
 
 # Format scripts per question, each with its own random answer: with one, a few hundred steps
@@ -38,6 +41,8 @@ FORMAT_PLAYS = 8
 class TeacherEngine:
     """An InferenceEngine stand-in that plays planned turns, each ended by the request's stop
     token (the chat template's end-of-turn token), as the model is taught to end them."""
+
+    max_model_len = None   # it serves any length
 
     def __init__(self, tokenizer, turns: list[str]):
         self.tok, self.turns, self.version = tokenizer, list(turns), 0
@@ -69,31 +74,33 @@ def _shown_words(snippets: list[str], question: str = "") -> list[str]:
     return [w for w in content if w.lower() not in asked] or content or words or ["x"]
 
 
-def format_plan(agent, item, rng: random.Random) -> list[str]:
+def format_plan(agent: "SearchAgentWorkflow", item, rng: random.Random) -> list[str]:
     """Search the question; answer a random word of the snippets shown."""
     from training.search_env.observations import cut_at_word
 
-    snippets = [cut_at_word(h.snippet, agent.snippet_chars)
-                for h in agent.search_hits(item.question)] or ["no results"]
+    env = agent.env
+    snippets = [cut_at_word(h.snippet, env.settings.snippet_chars)
+                for h in env.search_hits(item.question)] or ["no results"]
     guess = rng.choice(_shown_words(snippets, item.question))
     return [f"<search>{item.question}</search>", f"<answer>{guess}</answer>"]
 
 
-def oracle_plan(agent, item, evidence: list[dict]) -> list[str]:
+def oracle_plan(agent: "SearchAgentWorkflow", item, evidence: list[dict]) -> list[str]:
     """Search the question; when the results do not show the gold, open the page whose quote
     states it, at the quote, searching its title first when the results do not list that
     page (a script never opens a url it was not shown); answer with the gold."""
-    from training.search_env.agent import Action
+    from training.search_env.env import Action
 
+    env = agent.env
     turns = [f"<search>{item.question}</search>"]
-    shown = agent._call(Action("search", item.question))   # what the agent will be shown
+    shown = env.call(Action("search", item.question))   # what the agent will be shown
     if item.answer.lower() in shown.lower() or not evidence:
         return turns + [f"<answer>{item.answer}</answer>"]
     ev = evidence[-1]
-    title, text = agent.tools.page(ev["url"])
+    title, text = env.tools.page(ev["url"])
     if ev["url"] not in shown:
         turns.append(f"<search>{title}</search>")
-        shown = agent._call(Action("search", title))
+        shown = env.call(Action("search", title))
     if item.answer.lower() not in shown.lower() and ev["url"] in shown:
         at = max(0, text.find(ev["quote"][:40]))
         turns.append(f"<open>{ev['url']}#{at}</open>" if at else f"<open>{ev['url']}</open>")
@@ -113,8 +120,8 @@ def _evidence(wh, ids: list[str]) -> dict[str, list[dict]]:
 WARM_QUESTIONS = 4096
 
 
-def warm_start_sequences(agent, wh, train_where: str | None, n: int, true_answers: bool,
-                         seed: int = 0, plays: int = 1) -> list[Any]:
+def warm_start_sequences(agent: "SearchAgentWorkflow", wh, train_where: str | None, n: int,
+                         true_answers: bool, seed: int = 0, plays: int = 1) -> list[Trajectory]:
     """Scripted trajectories over up to `n` training-split questions (random order), `plays`
     per question (format scripts differ in their random answer)."""
     from warehouse.reader import select_items

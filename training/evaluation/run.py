@@ -1,0 +1,141 @@
+"""`datagen eval` as one library call: `evaluate(EvalConfig) -> EvalReport`.
+
+    questions (JSONL or the warehouse's train_ready --where SQL)   questions.py
+        └─► policy.attempt(question) k times ─► Attempt             policies.py
+              └─► scores: EM, F1, verifiers judge and reward modes   scoring.py
+                    └─► summary: avg@k, pass@k, turns, tool calls; by band and hops;
+                        trajectories.jsonl and summary.json in `out`
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from training.evaluation.policies import Policy, PolicyError
+from training.evaluation.questions import EvalQuestion
+from training.evaluation.scoring import score_attempt, summarize
+
+if TYPE_CHECKING:
+    from datagen.tools import PageTools
+    from warehouse import Warehouse
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """One evaluation: a policy spec (checkpoint:PATH | endpoint | oracle | random), one
+    question set (`questions` JSONL or `where` over train_ready), pages from `warehouse`."""
+
+    policy: str
+    warehouse: Path | None = None
+    questions: Path | None = None
+    where: str | None = None
+    k: int = 1
+    limit: int | None = None
+    use_tools: bool = True
+    max_turns: int | None = None
+    endpoint: str | None = None
+    model: str | None = None
+    temperature: float = 1.0
+    seed: int = 0
+    out: Path = Path("runs") / "eval"
+
+    def __post_init__(self):
+        if (self.questions is None) == (self.where is None):
+            raise ValueError("give one of --questions FILE.jsonl or --where SQL")
+        if self.questions is not None and not self.questions.is_file():
+            raise ValueError(f"--questions {self.questions}: no such file")
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    summary: dict
+    trajectories: Path
+
+
+def evaluate(cfg: EvalConfig, note: Callable[[str], None] = lambda line: None) -> EvalReport:
+    """Run `cfg.policy` over the question set `k` times, score, write trajectories and the
+    summary into `cfg.out`; `note` hears where a checkpoint's agent settings came from."""
+    import warehouse
+    from datagen.tools import PageTools
+
+    wh = warehouse.open(cfg.warehouse, create=False, read_only=True)
+    try:
+        questions = select_questions(wh, cfg)
+        policy, close = build_policy(cfg, PageTools.open(wh), note)
+        try:
+            rows = asyncio.run(run_eval(questions, policy, cfg.k))
+        finally:
+            close()
+    finally:
+        wh.close()
+    summary = {"policy": cfg.policy, "no_tools": not cfg.use_tools, "k": cfg.k,
+               **summarize(rows, cfg.k)}
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    (cfg.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return EvalReport(summary, write_trajectories(rows, cfg.out / "trajectories.jsonl"))
+
+
+def select_questions(wh: "Warehouse", cfg: EvalConfig) -> list[EvalQuestion]:
+    """The config's question set, its first `limit`; none is a user error."""
+    from training.evaluation.questions import load_questions_jsonl, load_questions_warehouse
+
+    if cfg.questions is not None:
+        found = load_questions_jsonl(cfg.questions)[:cfg.limit]
+    else:
+        found = load_questions_warehouse(wh, cfg.where, cfg.limit)
+    if not found:
+        raise ValueError("no questions selected")
+    return found
+
+
+def build_policy(cfg: EvalConfig, tools: "PageTools", note: Callable[[str], None]
+                 ) -> tuple[Policy, Callable[[], None]]:
+    """(policy, close) for the --policy spec."""
+    from training.evaluation import policies as pol
+
+    if cfg.policy == "oracle":
+        return pol.OraclePolicy(tools), lambda: None
+    if cfg.policy == "random":
+        random_cfg = {"max_turns": cfg.max_turns} if cfg.max_turns else {}
+        return pol.RandomPolicy(tools, seed=cfg.seed, **random_cfg), lambda: None
+    if cfg.policy == "endpoint":
+        return pol.endpoint_policy(tools, cfg.endpoint, cfg.model, use_tools=cfg.use_tools,
+                                   max_turns=cfg.max_turns, temperature=cfg.temperature)
+    if not cfg.policy.startswith("checkpoint:"):
+        raise PolicyError(f"--policy {cfg.policy!r}: use checkpoint:PATH, endpoint, oracle "
+                          "or random")
+    from datagen.models import resolve_model  # a pulled registry name names its folder
+
+    path = Path(resolve_model(cfg.policy.split(":", 1)[1]))
+    settings = pol.run_settings(path)
+    note(settings.note(path))
+    return pol.checkpoint_policy(path, tools, settings, use_tools=cfg.use_tools,
+                                 max_turns=cfg.max_turns, temperature=cfg.temperature,
+                                 seed=cfg.seed)
+
+
+async def run_eval(questions: list[EvalQuestion], policy: Policy, k: int = 1,
+                   concurrency: int = 8) -> list[dict]:
+    """One trajectory row per (question, sample): the attempt and its scores."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(q: EvalQuestion, i: int) -> dict:
+        async with gate:
+            a = await policy.attempt(q, i)
+        return {"question_id": q.question_id, "sample": i, "band": q.band, "hops": q.hops,
+                "kind": q.kind, "answer_in_support": q.answer_in_support, **asdict(a),
+                **score_attempt(a, q, policy.reward_mode)}
+
+    return list(await asyncio.gather(*(one(q, i) for q in questions for i in range(k))))
+
+
+def write_trajectories(rows: list[dict], path: str | Path) -> Path:
+    with open(path, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    return Path(path)
+
