@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 from difficulty import BandConfig  # noqa: E402
 from difficulty.adaptive import AdaptiveBander, BandItem  # noqa: E402
 from difficulty.estimate import band_of  # noqa: E402
-from difficulty.records import Attempt, Solver, SolverQuestion  # noqa: E402
+from difficulty.records import SolverAttempt, Solver, SolverQuestion  # noqa: E402
 from difficulty.solvers.base import attempt_seed  # noqa: E402
 
 FIXED_K = (4, 6, 8, 12, 16)
@@ -50,7 +50,7 @@ class SimulatedSolver(Solver):
             for i in range(q.first_attempt, q.first_attempt + k):
                 seed = attempt_seed(q.question_id, q.run_seed, i)
                 right = seed / 2.0**63 < self.rates[q.question_id]
-                row.append(Attempt(q.question_id, i, seed, "right" if right else "wrong"))
+                row.append(SolverAttempt(q.question_id, i, seed, "right" if right else "wrong"))
             out.append(row)
         return out
 

@@ -59,7 +59,7 @@ def compose(wh, url: str, model: str, max_questions: int, workers: int) -> tuple
     """run_compose with the LLM backend as `datagen compose --backend llm` builds it (no
     cache: every call reaches the model); the figures and the backend."""
     from datagen.compose import ComposeConfig, run_compose
-    from datagen.compose.llm_backend import make_backend
+    from datagen.compose.llm_backend import make_llm_backend as make_backend
     cfg = ComposeConfig(backend="llm", endpoint=url, model=model, max_questions=max_questions,
                         max_concurrency=workers, cache=False, seed=0)
     backend = make_backend(cfg)

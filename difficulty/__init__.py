@@ -7,10 +7,11 @@ from difficulty.config import BandConfig
 from difficulty.estimate import DEFAULT_THRESHOLDS, band_of, beta_interval
 from difficulty.run import run_band
 from difficulty.records import (
-    BANDS, Attempt, BandDecision, BandSummary, JudgedAttempt, Solver, SolverQuestion,
+    BANDS, SolverAttempt, BandDecision, BandSummary, JudgedAttempt, Solver, SolverQuestion,
 )
 
 __all__ = [
     "run_band", "BandConfig", "DEFAULT_THRESHOLDS", "band_of", "beta_interval",
-    "BANDS", "Attempt", "BandDecision", "BandSummary", "JudgedAttempt", "Solver", "SolverQuestion",
+    "BANDS", "SolverAttempt", "BandDecision", "BandSummary", "JudgedAttempt", "Solver",
+    "SolverQuestion",
 ]

@@ -22,10 +22,10 @@ from typing import Callable, Sequence
 import numpy as np
 
 from difficulty.estimate import ASCENDING, GridPrior, beta_interval, check_thresholds
-from difficulty.records import Attempt, BandDecision, JudgedAttempt, Solver, SolverQuestion
+from difficulty.records import SolverAttempt, BandDecision, JudgedAttempt, Solver, SolverQuestion
 
 # judge(attempt, item) -> (reward, rule)
-Judge = Callable[[Attempt, "BandItem"], "tuple[float, str]"]
+RewardJudge = Callable[[SolverAttempt, "BandItem"], "tuple[float, str]"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class StoppingRule:
 class AdaptiveBander:
     """Bands batches of questions; keeps the outcomes of finished questions for the prior."""
 
-    def __init__(self, rule: StoppingRule, judge: Judge, grid_points: int = 201):
+    def __init__(self, rule: StoppingRule, judge: RewardJudge, grid_points: int = 201):
         check_thresholds(rule.thresholds)
         self.rule = rule
         self.judge = judge

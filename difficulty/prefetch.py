@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 from difficulty.adaptive import BandItem
-from difficulty.records import Attempt, Solver, SolverQuestion
+from difficulty.records import SolverAttempt, Solver, SolverQuestion
 
 if TYPE_CHECKING:
     from difficulty.run import MemoJudge
@@ -36,7 +36,7 @@ _WORKER: tuple[Solver, "MemoJudge", int] | None = None  # a forked worker's own 
 class Chunk:
     """What a worker computed for some questions: every attempt up to `max_k`, and rewards."""
 
-    attempts: dict[str, list[Attempt]]
+    attempts: dict[str, list[SolverAttempt]]
     rewards: dict[tuple, tuple[float, str]]
 
 
@@ -47,13 +47,13 @@ class ReplaySolver(Solver):
     def __init__(self, solver: Solver):
         self.solver = solver
         self.name = solver.name
-        self.attempts: dict[str, list[Attempt]] = {}
+        self.attempts: dict[str, list[SolverAttempt]] = {}
 
     @property
     def invocation(self) -> str:
         return self.solver.invocation
 
-    def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[Attempt]]:
+    def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[SolverAttempt]]:
         missing = [i for i, q in enumerate(questions) if not self._has(q, k)]
         fresh = dict(zip(missing, self.solver.solve([questions[i] for i in missing], k))) \
             if missing else {}
@@ -62,7 +62,7 @@ class ReplaySolver(Solver):
     def _has(self, q: SolverQuestion, k: int) -> bool:
         return len(self.attempts.get(q.question_id, ())) >= q.first_attempt + k
 
-    def _stored(self, q: SolverQuestion, k: int) -> list[Attempt]:
+    def _stored(self, q: SolverQuestion, k: int) -> list[SolverAttempt]:
         return self.attempts[q.question_id][q.first_attempt:q.first_attempt + k]
 
 

@@ -1,7 +1,7 @@
 """Records and the solver interface of the difficulty stage (its seam with solvers); no logic.
 
 A solver sees a `SolverQuestion` (the question text and ids, never the answer, aliases,
-hops, evidence or trace) and returns unjudged `Attempt`s; difficulty judges each attempt
+hops, evidence or trace) and returns unjudged `SolverAttempt`s; difficulty judges each attempt
 with the RL reward and turns the outcomes into a `BandDecision`.
 """
 
@@ -11,7 +11,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-BANDS = ("too_easy", "easy", "medium", "hard", "too_hard")
+from warehouse.schema import BANDS  # the bands a difficulty row may hold: one list
+
+__all__ = ["BANDS", "SolverQuestion", "SolverAttempt", "JudgedAttempt", "Solver",
+           "BandDecision", "BandSummary"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,7 @@ class SolverQuestion:
 
 
 @dataclass(frozen=True)
-class Attempt:
+class SolverAttempt:
     """One unjudged solver attempt: the full response, the extracted answer, what it did."""
 
     question_id: str
@@ -40,7 +43,7 @@ class Attempt:
 
 @dataclass(frozen=True)
 class JudgedAttempt:
-    attempt: Attempt
+    attempt: SolverAttempt
     reward: float
     rule: str
 
@@ -55,7 +58,7 @@ class Solver(ABC):
     replayable: bool = False  # attempt i depends only on the question and i (difficulty.prefetch)
 
     @abstractmethod
-    def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[Attempt]]: ...
+    def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[SolverAttempt]]: ...
 
     @property
     def invocation(self) -> str:

@@ -15,9 +15,9 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from difficulty.adaptive import AdaptiveBander, BandItem
+from difficulty.adaptive import AdaptiveBander, BandItem, RewardJudge
 from difficulty.config import BandConfig
-from difficulty.records import Attempt, BandDecision, BandSummary, Solver, SolverQuestion
+from difficulty.records import SolverAttempt, BandDecision, BandSummary, Solver, SolverQuestion
 
 if TYPE_CHECKING:
     from warehouse import Warehouse
@@ -45,7 +45,7 @@ ORDER BY question_id
 """
 
 
-def reward_judge(attempt: Attempt, item: BandItem) -> tuple[float, str]:
+def reward_judge(attempt: SolverAttempt, item: BandItem) -> tuple[float, str]:
     """The RL reward on the attempt's response; a failed attempt scores 0 with its reason."""
     from verifiers import score_response
     if attempt.error:
@@ -61,11 +61,11 @@ class MemoJudge:
     gazetteer) was most of banding's time. The reward is a pure function of these, so the
     verdicts are the same; an exception (a math-verify timeout) is not remembered."""
 
-    def __init__(self, judge: Callable[[Attempt, BandItem], tuple[float, str]] = reward_judge):
+    def __init__(self, judge: "RewardJudge" = reward_judge):
         self.judge = judge
         self.memo: dict[tuple, tuple[float, str]] = {}
 
-    def __call__(self, attempt: Attempt, item: BandItem) -> tuple[float, str]:
+    def __call__(self, attempt: SolverAttempt, item: BandItem) -> tuple[float, str]:
         if attempt.error:
             return self.judge(attempt, item)
         key = (attempt.response, item.answer, item.aliases, item.question.question)
@@ -147,10 +147,10 @@ def _band_all(wh, cfg, solver, key, summary: BandSummary, progress) -> None:
     bander = AdaptiveBander(cfg.stopping_rule(), judge)
     bander.observe([n for n, _ in done.values()], [k for _, k in done.values()])
     batches = [todo[i:i + cfg.batch_size] for i in range(0, len(todo), cfg.batch_size)]
-    rounds, ahead = _ahead(solver, judge, batches, cfg.max_k)
+    asked, ahead = _ahead(solver, judge, batches, cfg.max_k)  # asked: the solver or its replay
     with contextlib.closing(ahead):  # a failed batch stops the workers
         for i in ahead:
-            decisions = bander.band(batches[i], rounds)
+            decisions = bander.band(batches[i], asked)
             wh.append(difficulty_records(decisions, solver.name, key, summary.run_id),
                       run_id=summary.run_id)
             count(summary, decisions)

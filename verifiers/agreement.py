@@ -56,10 +56,10 @@ def load_nq301(path: str | Path) -> list[LabelledPair]:
     return out
 
 
-Judge = Callable[[LabelledPair], bool]
+LabelJudge = Callable[[LabelledPair], bool]
 
 
-def agreement(pairs: Iterable[LabelledPair], judge: Judge) -> dict[str, float]:
+def agreement(pairs: Iterable[LabelledPair], judge: LabelJudge) -> dict[str, float]:
     """Share of pairs where ``judge`` agrees with the human label: ``{"all": …, system: …}``."""
     hits: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for pair in pairs:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INDEX_FORMAT = 1
-STOPWORDS = "en"
+BM25_STOPWORDS = "en"
 
 
 def pages_snapshot(wh: "Warehouse") -> int:
@@ -34,7 +34,7 @@ def pages_snapshot(wh: "Warehouse") -> int:
 
 def tokenize(texts: list[str]) -> list[list[str]]:
     import bm25s
-    return bm25s.tokenize(texts, stopwords=STOPWORDS, return_ids=False, show_progress=False)
+    return bm25s.tokenize(texts, stopwords=BM25_STOPWORDS, return_ids=False, show_progress=False)
 
 
 @dataclass
@@ -70,13 +70,14 @@ class PageIndex:
         return out
 
 
-def build(urls: list[str], titles: list[str], texts: list[str], snapshot: int) -> PageIndex:
+def build_index(urls: list[str], titles: list[str], texts: list[str],
+                snapshot: int) -> PageIndex:
     import bm25s
     logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each build at DEBUG
     retriever = bm25s.BM25()
     if urls:
         corpus = [f"{t}\n{x}" for t, x in zip(titles, texts)]
-        retriever.index(bm25s.tokenize(corpus, stopwords=STOPWORDS, show_progress=False),
+        retriever.index(bm25s.tokenize(corpus, stopwords=BM25_STOPWORDS, show_progress=False),
                         show_progress=False)
     return PageIndex(urls, titles, retriever, snapshot)
 
@@ -151,7 +152,7 @@ class StoredPages:
         texts, aliases = None, {}
         if index is None:
             texts = read_pages(wh, aliases)
-            index = build(list(texts), [t for t, _ in texts.values()],
+            index = build_index(list(texts), [t for t, _ in texts.values()],
                           [x for _, x in texts.values()], snap)
             save(index, folder)
             log.info("built the BM25 index of %d pages for snapshot %d", len(texts), snap)
@@ -160,7 +161,7 @@ class StoredPages:
     @classmethod
     def from_pages(cls, pages: dict[str, tuple[str, str]]):
         """Search over in-memory pages {url: (title, text)} (not persisted; tests, small sites)."""
-        index = build(list(pages), [t for t, _ in pages.values()],
+        index = build_index(list(pages), [t for t, _ in pages.values()],
                       [x for _, x in pages.values()], -1)
         return cls(index, None, dict(pages))
 

@@ -382,6 +382,6 @@ def endpoint_config(cfg: Any) -> EndpointConfig:
                           max_calls=cfg.max_calls, max_tokens=cfg.max_tokens)
 
 
-def make_backend(cfg: Any) -> LLMBackend:
+def make_llm_backend(cfg: Any) -> LLMBackend:
     """The backend `datagen compose --backend llm` uses (run.make_backend calls this)."""
     return LLMBackend(endpoint_config(cfg))

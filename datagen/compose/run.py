@@ -16,11 +16,13 @@ import html
 import inspect
 import json
 import logging
+import queue
 import random
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from datagen.compose.backend import TEMPLATE_WORDING, ComposeBackend
 from datagen.compose.compose import Composer
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
     from warehouse import Warehouse
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class NoPages(ValueError):
@@ -81,7 +85,7 @@ def make_backend(cfg: ComposeConfig):
         from datagen.compose.embedded import EmbeddedBackend
         return EmbeddedBackend(cfg.fuzz_rate)
     import importlib  # the model-driven backend is written by the model-access issue
-    return importlib.import_module("datagen.compose.llm_backend").make_backend(cfg)
+    return importlib.import_module("datagen.compose.llm_backend").make_llm_backend(cfg)
 
 
 def run_compose(wh: "Warehouse", cfg: ComposeConfig, *, parent_run_id: str = "",
@@ -268,12 +272,7 @@ def _batch(batch: list[Seed], cfg, backend, validator, composer, summary, existi
     def one(seed: Seed) -> _SeedResult:
         return _one_seed(seed, cfg, backend, validator, composer, composed_parents)
     workers = backend.max_concurrency
-    if workers > 1:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="compose") as pool:
-            results = list(pool.map(one, batch))
-    else:
-        results = [one(seed) for seed in batch]
+    results = on_threads(one, batch, workers) if workers > 1 else [one(seed) for seed in batch]
     records = []
     for res in results:
         if res.seed_rec is None:
@@ -295,6 +294,45 @@ def _batch(batch: list[Seed], cfg, backend, validator, composer, summary, existi
             summary.composed_by_hops[rec.hops] += 1
             budget = None if budget is None else budget - 1
     return records
+
+
+def on_threads(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
+    """`[fn(x) for x in items]` on `workers` daemon threads, in item order; the first
+    failure (by item) is raised once the threads stop. A stop in the main thread (Ctrl-C,
+    SIGTERM) raises at once: items not started are dropped, and the process may exit while
+    a model call is in flight (a thread pool's workers are joined at exit, so one stop left
+    the process waiting on calls whose client was already closed)."""
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for i in range(len(items)):
+        todo.put(i)
+    results: dict[int, R] = {}
+    errors: dict[int, BaseException] = {}
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                i = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                results[i] = fn(items[i])
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+                errors[i] = exc
+                stop.set()
+
+    threads = [threading.Thread(target=work, name=f"compose-{n}", daemon=True)
+               for n in range(min(workers, len(items)))]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        stop.set()
+    if errors:
+        raise errors[min(errors)]
+    return [results[i] for i in range(len(items))]
 
 
 def _one_seed(seed: Seed, cfg, backend: ComposeBackend, validator, composer, composed_parents) -> _SeedResult:

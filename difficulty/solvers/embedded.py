@@ -19,7 +19,7 @@ from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from difficulty.records import Attempt, Solver, SolverQuestion
+from difficulty.records import SolverAttempt, Solver, SolverQuestion
 from difficulty.solvers.base import attempt_seed
 
 if TYPE_CHECKING:
@@ -96,11 +96,11 @@ class EmbeddedSolver(Solver):
         """Read every page now (before worker processes fork; they must not open the store)."""
         self.tools.load_texts()
 
-    def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[Attempt]]:
+    def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[SolverAttempt]]:
         self.prepare(questions)
         return [self._attempts(q, k) for q in questions]
 
-    def _attempts(self, q: SolverQuestion, k: int) -> list[Attempt]:
+    def _attempts(self, q: SolverQuestion, k: int) -> list[SolverAttempt]:
         if q.question not in self._cache:
             self._cache[q.question] = self.candidates(q.question)
         cands, calls = self._cache[q.question]
@@ -109,10 +109,10 @@ class EmbeddedSolver(Solver):
         for i in range(q.first_attempt, q.first_attempt + k):
             seed = attempt_seed(q.question_id, q.run_seed, i)
             if not cands:
-                out.append(Attempt(q.question_id, i, seed, "", "", calls, "no_candidate"))
+                out.append(SolverAttempt(q.question_id, i, seed, "", "", calls, "no_candidate"))
                 continue
             pick = random.Random(seed).choices(texts, cum_weights=cum)[0]
-            out.append(Attempt(q.question_id, i, seed, f"Answer: {pick}", pick, calls))
+            out.append(SolverAttempt(q.question_id, i, seed, f"Answer: {pick}", pick, calls))
         return out
 
     def _draw(self, question: str, cands: list[Candidate]) -> tuple[list[str], list[float]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from difficulty.records import Attempt, Solver, SolverQuestion
+from difficulty.records import SolverAttempt, Solver, SolverQuestion
 from difficulty.solvers.base import attempt_seed
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ class LLMSolver(Solver):
         self.name = f"llm:{model}" + ("" if tools is not None else "+notools")
         self.temperature, self.max_tokens, self.snippets = temperature, max_tokens, snippets
 
-    def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[Attempt]]:
+    def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[SolverAttempt]]:
         from datagen.llm import ChatRequest
         reqs = [ChatRequest(messages=self.messages(q.question), n=k,
                             temperature=self.temperature, max_tokens=self.max_tokens,
@@ -48,7 +48,7 @@ class LLMSolver(Solver):
             user = f"Search results:\n{context}\n\nQuestion: {question}"
         return ({"role": "system", "content": SYSTEM}, {"role": "user", "content": user})
 
-    def _attempts(self, q: SolverQuestion, k: int, result) -> list[Attempt]:
+    def _attempts(self, q: SolverQuestion, k: int, result) -> list[SolverAttempt]:
         calls = (f"search({q.question!r})",) if self.tools is not None else ()
         samples = list(result.samples) if result.ok else []
         out = []
@@ -56,10 +56,10 @@ class LLMSolver(Solver):
             i = q.first_attempt + j
             seed = attempt_seed(q.question_id, q.run_seed, i)
             if j < len(samples) and samples[j].ok:
-                out.append(Attempt(q.question_id, i, seed, samples[j].text, "", calls))
+                out.append(SolverAttempt(q.question_id, i, seed, samples[j].text, "", calls))
             else:
                 why = samples[j].error if j < len(samples) else (result.error or "no_sample")
-                out.append(Attempt(q.question_id, i, seed, "", "", calls,
+                out.append(SolverAttempt(q.question_id, i, seed, "", "", calls,
                                    why.split(":", 1)[0] or "llm_failed"))
         return out
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from difficulty.records import Attempt, Solver, SolverQuestion
+from difficulty.records import SolverAttempt, Solver, SolverQuestion
 from difficulty.solvers.base import attempt_seed
 
 Generate = Callable[[list[str], int, list[list[int]]], list[list[str]]]
@@ -28,10 +28,10 @@ class PolicySolver(Solver):
         if self._close is not None:
             self._close()
 
-    def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[Attempt]]:
+    def solve(self, questions: Sequence[SolverQuestion], k: int) -> list[list[SolverAttempt]]:
         seeds = [[attempt_seed(q.question_id, q.run_seed, q.first_attempt + j) for j in range(k)]
                  for q in questions]
         texts = self.generate([q.question for q in questions], k, seeds)
-        return [[Attempt(q.question_id, q.first_attempt + j, s[j], t[j] if j < len(t) else "",
+        return [[SolverAttempt(q.question_id, q.first_attempt + j, s[j], t[j] if j < len(t) else "",
                          "", (), "" if j < len(t) else "no_completion") for j in range(k)]
                 for q, s, t in zip(questions, seeds, texts)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from difficulty.records import Attempt, Solver
+from difficulty.records import SolverAttempt, Solver
 from difficulty.solvers.base import attempt_seed
 
 PAGES = {
@@ -36,7 +36,7 @@ class RateSolver(Solver):
             for i in range(q.first_attempt, q.first_attempt + k):
                 s = attempt_seed(q.question_id, q.run_seed, i)
                 ok = s / 2.0**63 < self.rates.get(q.question_id, 0.0)
-                row.append(Attempt(q.question_id, i, s, "Answer: gold" if ok else "Answer: nope",
+                row.append(SolverAttempt(q.question_id, i, s, "Answer: gold" if ok else "Answer: nope",
                                    "gold" if ok else "nope"))
             out.append(row)
         return out

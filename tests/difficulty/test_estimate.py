@@ -8,7 +8,7 @@ import pytest
 from difficulty import BandConfig, band_of, beta_interval
 from difficulty.adaptive import AdaptiveBander, BandItem
 from difficulty.estimate import GridPrior, check_thresholds
-from difficulty.records import Attempt, Solver, SolverQuestion
+from difficulty.records import SolverAttempt, Solver, SolverQuestion
 from difficulty.solvers.base import attempt_seed
 
 
@@ -69,7 +69,7 @@ class ScriptedSolver(Solver):
             row = []
             for i in range(q.first_attempt, q.first_attempt + k):
                 s = attempt_seed(q.question_id, q.run_seed, i)
-                row.append(Attempt(q.question_id, i, s,
+                row.append(SolverAttempt(q.question_id, i, s,
                                    "yes" if s / 2.0**63 < self.rates[q.question_id] else "no"))
             out.append(row)
         return out

@@ -65,7 +65,7 @@ def test_index_is_persisted_per_pages_snapshot(page_wh, monkeypatch):
     # Commits that leave `pages` alone keep the key: the next open loads, never rebuilds.
     page_wh.append([QuestionRecord(question_id="q1", question="Where is Thiaburg?",
                                    answer="Limwaneth")])
-    monkeypatch.setattr(bm25_index, "build", lambda *a, **k: pytest.fail("index rebuilt"))
+    monkeypatch.setattr(bm25_index, "build_index", lambda *a, **k: pytest.fail("index rebuilt"))
     again = PageTools.open(page_wh)
     assert again.index.snapshot == first.index.snapshot
     assert again.search("lighthouse", 1)[0].url == "http://site/b"
