@@ -13,7 +13,6 @@ unsharded run writes. Each shard still reads every page (the fact store is globa
 from __future__ import annotations
 
 import html
-import inspect
 import json
 import logging
 import queue
@@ -97,23 +96,20 @@ def run_compose(wh: "Warehouse", cfg: ComposeConfig, *, parent_run_id: str = "",
     seeds. Raises NoPages on an empty warehouse."""
     _check_shard(cfg, shard)
     backend = backend or make_backend(cfg)
-    run_id = _start_run(wh, cfg, parent_run_id, shard)
-    summary = ComposeSummary(run_id=run_id, backend=backend.name, shard=list(shard or []))
-    status = "failed"
-    try:
-        backend.start(wh, run_id)
-        _compose(wh, cfg, backend, summary, progress)
-        status = "succeeded"
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
-    except Exception as exc:
-        summary.error = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise
-    finally:
-        backend.close()
-        summary.llm = backend.summary()
-        _finish(wh, run_id, status, summary)
+    config = {**cfg.model_dump(), **({"shard": list(shard)} if shard else {})}
+    with wh.run("compose", config, parent_run_id=parent_run_id) as run:
+        summary = ComposeSummary(run_id=run.run_id, backend=backend.name,
+                                 shard=list(shard or []))
+        try:
+            backend.start(wh, run.run_id)
+            _compose(wh, cfg, backend, summary, progress)
+        except Exception as exc:
+            summary.error = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise
+        finally:
+            backend.close()
+            summary.llm = backend.summary()
+            run.summary = summary.as_dict()
     return summary
 
 
@@ -137,29 +133,6 @@ def in_shard(seed: Seed, cfg_seed: int, shard: tuple[int, int] | None) -> bool:
     f = seed.fact
     key = content_id(cfg_seed, f.subject, f.relation, f.value, seed.chain.ask.relation, "shard")
     return int(key, 16) % shard[1] == shard[0]
-
-
-def _finish(wh, run_id: str, status: str, summary: ComposeSummary) -> None:
-    # marking the run must never hide the error that ended it
-    try:
-        wh.finish_run(run_id, status, summary.as_dict())
-    except Exception as exc:  # noqa: BLE001 - logged; the original error propagates
-        log.error("could not mark compose run %s %s: %s", run_id, status, exc)
-
-
-def _start_run(wh: "Warehouse", cfg: ComposeConfig, parent_run_id: str,
-               shard: tuple[int, int] | None = None) -> str:
-    config = {**cfg.model_dump(), **({"shard": list(shard)} if shard else {})}
-    if "parent_run_id" in inspect.signature(wh.start_run).parameters:
-        return wh.start_run("compose", config, parent_run_id=parent_run_id)
-    from warehouse.core import code_version
-    from warehouse.schema import RunRecord, utcnow
-    from warehouse import redact
-    run_id = f"compose-{utcnow():%Y%m%dT%H%M%S}-{content_id(time.time_ns())[:8]}"
-    wh.append([RunRecord(run_id=run_id, kind="compose", config=json.dumps(
-        redact(config), sort_keys=True, default=str), code_version=code_version(),
-        started_at=utcnow(), parent_run_id=parent_run_id)])
-    return run_id
 
 
 def load_pages(wh: "Warehouse") -> list[Page]:
