@@ -120,6 +120,7 @@ class InferenceEngine(Protocol):
     its own (the agent then keeps to the model's context)."""
 
     max_model_len: int | None
+    tokens_generated: int   # counted as tokens arrive (progress, throughput)
 
     @property
     def version(self) -> int: ...

@@ -46,25 +46,25 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol, Sequence
 
-from training.api import TrainingFailed, Trajectory
+from training.api import EpisodeItem, TrainingFailed, Trajectory
 from training.deadlines import LATE_GROUPS, is_late, pick_batch
 from training.failures import describe, engine_unreachable, unreachable_message
 
 logger = logging.getLogger(__name__)
 
-EpisodeFn = Callable[[Any], Awaitable["Trajectory | None"]]
+EpisodeFn = Callable[[EpisodeItem], Awaitable["Trajectory | None"]]
 MAX_FAILED_FRACTION = 0.5   # more of a step's episodes failing than this stops the run
 MAX_DROPPED_BATCHES = 8     # no-signal episodes a step may drop, in batches; then filler
 
 
 class ItemSource(Protocol):
-    def next_item(self) -> Any | None: ...      # None = no more items (for now)
+    def next_item(self) -> EpisodeItem | None: ...      # None = no more items (for now)
 
 
 @dataclass
 class _Group:
     seq: int
-    item: Any
+    item: EpisodeItem
     start_version: int
     trajectories: list[Trajectory] = field(default_factory=list)
     finish_seq: int = -1
@@ -79,7 +79,7 @@ class RolloutBatch:
     """What the trainer gets: n·k trajectories in groups of n, and their staleness."""
 
     groups: list[list[Trajectory]]
-    items: list[Any]
+    items: list[EpisodeItem]
     version: int
     staleness: list[int]
 
@@ -107,7 +107,7 @@ class RolloutController:
         self.cancelled_episode_s = 0.0    # time spent in episodes cancelled with a late group
         self.source = source
         self.players = (episode_fn, *hot_episode_fns)   # by rung: the run's sampler, hotter
-        self._replays: list[tuple[Any, int]] = []   # (item, rung) of all-wrong groups
+        self._replays: list[tuple[EpisodeItem, int]] = []   # (item, rung) of all-wrong groups
         self.batch_size, self.n, self.eta = batch_size, group_size, eta
         self.max_in_flight = max_in_flight
         self.version = version            # policy version of the weights now being served
@@ -116,8 +116,8 @@ class RolloutController:
         self.counts: Counter[str] = Counter()   # groups_started, dropped_no_signal, ...
         self.staleness_hist: Counter[int] = Counter()
         self.max_staleness_seen = 0
-        self.finished: list[tuple[Trajectory, Any, bool]] = []   # (traj, item, accepted)
-        self._pending_items: list[Any] = []
+        self.finished: list[tuple[Trajectory, EpisodeItem, bool]] = []   # (traj, item, accepted)
+        self._pending_items: list[EpisodeItem] = []
         self._running: dict[int, _Group] = {}   # open groups: some episode not finished
         self._episodes_running = 0
         self._ready: list[_Group] = []
@@ -145,7 +145,7 @@ class RolloutController:
         bound = (self.eta + self.version + 1) * self.batch_size
         return self.accepted + self.open_episodes + self.n <= bound
 
-    def _next_item(self) -> Any | None:
+    def _next_item(self) -> EpisodeItem | None:
         if self._pending_items:
             return self._pending_items.pop(0)
         return None if self._exhausted else self.source.next_item()
@@ -228,7 +228,7 @@ class RolloutController:
         self._step_failed += 1
         self._step_ended += 1
         what = describe(exc)
-        logger.warning("question %s: episode failed (%s)", _item_id(group.item), what)
+        logger.warning("question %s: episode failed (%s)", group.item.question_id, what)
         if group.seq in self._running:
             self._drop_group(group, f"dropped_failed/{type(exc).__name__}")
         if self.is_fatal(exc):
@@ -352,7 +352,7 @@ class RolloutController:
         if self._changed is not None:
             self.fill()
 
-    def drain_finished(self) -> list[tuple[Trajectory, Any, bool]]:
+    def drain_finished(self) -> list[tuple[Trajectory, EpisodeItem, bool]]:
         out, self.finished = self.finished, []
         return out
 
@@ -390,7 +390,3 @@ class RolloutController:
         for t in list(self._tasks):
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-
-
-def _item_id(item: Any) -> str:
-    return str(getattr(item, "question_id", item))

@@ -26,10 +26,13 @@ def engine_unreachable(exc: BaseException | None) -> bool:
 def unreachable_message(exc: BaseException) -> str:
     """'the inference engine is unreachable (ConnectError: ... at URL)' for one-line errors."""
     found = _connect_error(exc) or exc
-    try:
-        where = f" at {found.request.url}"     # httpx errors know their request
-    except (AttributeError, RuntimeError):
-        where = ""
+    httpx = sys.modules.get("httpx")
+    where = ""
+    if httpx is not None and isinstance(found, httpx.RequestError):
+        try:
+            where = f" at {found.request.url}"
+        except RuntimeError:                    # an httpx error raised without its request
+            pass
     return f"the inference engine is unreachable ({describe(found)}{where})"
 
 

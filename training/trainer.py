@@ -21,9 +21,8 @@ import logging
 import shutil
 import time
 from collections import Counter
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from training.search_env.agent import agent_metrics
 from training.api import TrainingFailed, Trajectory
@@ -33,6 +32,9 @@ from training.failures import engine_unreachable, unreachable_message
 from training.loss import grpo_advantages, make_ppo_loss_fn
 from training.metrics import MetricsLogger, checkpoint_dirs, plot_reward_curve, rotate_checkpoints
 from training.setup import build_parts, rollout_records, warm_start, write_resolved_config
+
+if TYPE_CHECKING:
+    from warehouse.reader import TrainItem
 
 logger = logging.getLogger(__name__)
 
@@ -345,11 +347,9 @@ class _Trainer:
             self.p.wh.append(records, run_id=self.run_id)
 
 
-def _item_dict(item) -> dict:
-    if isinstance(item, dict):
-        return item
-    d = item._asdict() if hasattr(item, "_asdict") else asdict(item)
-    return {**d, "answer_aliases": list(d.get("answer_aliases") or ())}
+def _item_dict(item: "TrainItem") -> dict:
+    """A pending question as JSON (its aliases a list)."""
+    return {**item._asdict(), "answer_aliases": list(item.answer_aliases)}
 
 
 def _jsonable(state: dict) -> dict:

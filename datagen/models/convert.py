@@ -38,6 +38,7 @@ def untie_embeddings(model) -> None:
     head = model.get_output_embeddings()
     head.weight = torch.nn.Parameter(embed.detach().clone())
     model.config.tie_word_embeddings = False
+    # probe: a multimodal HF config nests its language model's settings in text_config
     text = getattr(model.config, "text_config", None)
     if text is not None:
         text.tie_word_embeddings = False

@@ -103,7 +103,7 @@ def cpu_bf16_supported() -> bool:
 
     try:
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):
+    except (AttributeError, RuntimeError):  # probe: torch builds without oneDNN lack the op
         return False
 
 

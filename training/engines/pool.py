@@ -36,7 +36,7 @@ class EnginePool:
 
     @property
     def tokens_generated(self) -> int:
-        return sum(getattr(e, "tokens_generated", 0) for e in self.engines)
+        return sum(e.tokens_generated for e in self.engines)
 
     async def agenerate(self, request: GenerationRequest) -> GenerationResult:
         # Least in flight; ties go to the engine that has served fewest so far.

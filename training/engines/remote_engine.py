@@ -102,7 +102,7 @@ class RemoteInferenceEngine(InterruptibleEngine):
         await super()._update_with(version, load_and_stamp, path)
 
     def close(self) -> None:
-        client = getattr(self, "_client", None)
+        client = self._client
         if client is not None:
             self.run_sync(client.aclose())
             self._client = None

@@ -172,7 +172,7 @@ class VLLMInferenceEngine(InterruptibleEngine):
         await super()._update_with(version, load_and_stamp, path)
 
     def close(self) -> None:
-        llm = getattr(self, "llm", None)
+        llm = self.llm
         if llm is not None:
             # Cancel the output handler first: it would log the core's exit as an error.
             self._cancel_tasks()
