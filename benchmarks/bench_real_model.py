@@ -77,7 +77,7 @@ def endpoint(url: str | None):
     if url:
         yield url, 0.0
         return
-    from datagen.cli_model import served_endpoint
+    from datagen.llm.served import served_endpoint
     from datagen.models import pull_model
     pulled = pull_model(NAME, progress=lambda line: print(line, file=sys.stderr))
     print(f"pull: {'cached' if pulled.cached else f'{pulled.seconds:.0f} s'}, "

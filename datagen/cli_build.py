@@ -48,21 +48,14 @@ def build(
     params = dict(locals())
     from datagen.cli_model import wants_local_endpoint, with_local_endpoint
     from flows.config import check_backend
-    try:
-        check_backend(backend, model)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
+    check_backend(backend, model)  # before a model server starts for a build that can't run
     if wants_local_endpoint(model, endpoint, backend):
         return with_local_endpoint(build, params)
     _own_prefect_home()  # before anything imports Prefect: it reads its settings once
+    from flows.run import build_config
     root = _root(warehouse)
-    try:
-        cfg = _config(config, seeds=seeds or None, seed=seed, endpoint=endpoint,
-                      model_name=model, api_key_env=api_key_env, backend=backend)
-    except ValueError as exc:  # a config mistake (ConfigError) or a bad flag value
-        from flows.run import record_failed_build
-        record_failed_build(root, config, str(exc))
-        raise
+    cfg = build_config(root, config, seeds=seeds or None, seed=seed, endpoint=endpoint,
+                       model_name=model, api_key_env=api_key_env, backend=backend)
     result = _run_with_progress(root, cfg)
     _print_report(result.report, root)
 
@@ -105,21 +98,21 @@ def deploy(
     Serves until Ctrl-C or SIGTERM. Trigger a run with
     `prefect deployment run build/datagen-build` and watch it in the Prefect UI.
     """
-    import signal
-
+    from flows.config import load_build_config
     from flows.run import serve_deployments
+    from warehouse.runs import sigterm_interrupts
     if not _api_url():
         raise UserError("no Prefect server configured: start one with `prefect server start` "
                         "and export PREFECT_API_URL=http://127.0.0.1:4200/api")
     if cron is not None:
         _check_cron(cron)
-    cfg = _config(config)
+    cfg = load_build_config(config)
     root = _root(warehouse)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
     typer.echo(f"serving datagen-build (cron: {cron or 'none'}) and the stage flows for "
                f"warehouse {root}; Ctrl-C to stop", err=True)
     try:
-        serve_deployments(root, cfg, cron)
+        with sigterm_interrupts():
+            serve_deployments(root, cfg, cron)
     except KeyboardInterrupt:
         typer.echo("stopped", err=True)
 
@@ -130,10 +123,6 @@ def _own_prefect_home() -> None:
     use_own_prefect_home()
     if problem := database_problem():
         raise UserError(problem)
-
-
-def _raise_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
 
 
 def _api_url() -> str:
@@ -147,11 +136,6 @@ def _check_cron(cron: str) -> None:
         CronSchedule(cron=cron)
     except ValueError:
         raise UserError(f"--cron '{cron}' is not a cron expression (e.g. '0 3 * * *')") from None
-
-
-def _config(path: Path | None, **overrides):
-    from flows.config import load_build_config
-    return load_build_config(path, **overrides)
 
 
 def _root(warehouse: Path | None) -> Path:
@@ -188,28 +172,29 @@ def _run_with_progress(root: Path, cfg):
 
 def _print_report(report: dict, root: Path) -> None:
     from rich.console import Console
-    from rich.table import Table
+
+    from flows.report import NEXT_COMMANDS
     console = Console(file=sys.stdout, width=max(100, Console().width))
-    table = Table(title=f"datagen build {report['build_run_id']}", title_justify="left")
-    for col in ("what", "count"):
-        table.add_column(col, justify="right" if col == "count" else "left")
-    table.add_row("pages stored", str(report["pages"]))
-    for outcome, n in report["fetches"].items():
-        table.add_row(f"fetches {outcome} (this build)", str(n))
-    table.add_row("seed questions (1 hop)", str(report["seeds"]))
-    for hops, n in report["questions_by_hops"].items():
-        table.add_row(f"questions with {hops} hops", str(n))
-    for reason, n in list(report["compose_rejected"].items())[:8]:
-        table.add_row(f"compose rejected: {reason}", str(n))
-    for what, n in list(report["verify_failed"].items())[:8]:
-        table.add_row(f"verify failed: {what}", str(n))
-    for band, n in report["train_ready_by_band"].items():
-        table.add_row(f"train_ready {band}", str(n))
-    table.add_row("train_ready", str(report["train_ready"]))
-    console.print(table)
+    console.print(_report_table(report))
     stages = ", ".join(f"{k} {v['seconds']:.0f} s{' (cached)' if v['cached'] else ''}"
                        for k, v in report["stages"].items())
     console.print(f"stages: {stages}; decontamination {report['decontamination']}; "
                   f"warehouse {root}")
-    from flows.report import NEXT_COMMANDS
     console.print("next: " + "\n      ".join(NEXT_COMMANDS))
+
+
+def _report_table(report: dict):
+    from rich.table import Table
+    table = Table(title=f"datagen build {report['build_run_id']}", title_justify="left")
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    rows = [("pages stored", report["pages"])]
+    rows += [(f"fetches {k} (this build)", n) for k, n in report["fetches"].items()]
+    rows += [("seed questions (1 hop)", report["seeds"])]
+    rows += [(f"questions with {k} hops", n) for k, n in report["questions_by_hops"].items()]
+    rows += [(f"compose rejected: {k}", n) for k, n in list(report["compose_rejected"].items())[:8]]
+    rows += [(f"verify failed: {k}", n) for k, n in list(report["verify_failed"].items())[:8]]
+    rows += [(f"train_ready {k}", n) for k, n in report["train_ready_by_band"].items()]
+    for what, n in rows + [("train_ready", report["train_ready"])]:
+        table.add_row(what, str(n))
+    return table

@@ -40,10 +40,12 @@ def user_errors(fn: Callable) -> Callable:
     """Turn user mistakes (bad input, bad warehouse) into one line on stderr, no traceback."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        from datagen.llm.served import NoLocalEndpoint
         from warehouse.errors import WarehouseError
         try:
             return fn(*args, **kwargs)
-        except (UserError, WarehouseError, FileNotFoundError, ValueError) as exc:
+        except (UserError, WarehouseError, NoLocalEndpoint, FileNotFoundError,
+                ValueError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise fail(first) from None
         except KeyboardInterrupt:

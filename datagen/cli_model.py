@@ -1,18 +1,14 @@
-"""CLI commands of named models: `datagen model pull|list`, `datagen serve-model`, and
-`served_endpoint`, which the data stages use to put a model behind a local vLLM server
-for one run (kept light to import; the server launcher is training's)."""
+"""CLI commands of named models: `datagen model pull|list`, `datagen serve-model`, and the
+stages' `--model NAME` without `--endpoint` (`with_local_endpoint`: the model served by
+datagen.llm.served for the run). Kept light to import."""
 
 from __future__ import annotations
 
-import contextlib
-import time
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Annotated, Iterator, Optional
+from typing import Annotated, Optional
 
 import typer
 
-from datagen.cli_common import UserError, add_command, user_errors
+from datagen.cli_common import add_command, user_errors
 
 model_app = typer.Typer(help="Named models: pull one into the data folder, list the known ones.",
                         no_args_is_help=True)
@@ -63,102 +59,25 @@ def serve_model(
 
     Clients use --endpoint http://HOST:PORT/v1 --model NAME.
     """
-    import subprocess
-
-    from datagen.models import resolve_model
-    from training.engines.vllm_server import server_command, stop_server
-    cmd = server_command(resolve_model(name), host=host, port=port, max_model_len=max_model_len,
-                         served_model_name=name)
+    from datagen.llm.served import serve_until_stopped
     typer.echo(f"serving {name} at http://{host}:{port}/v1 (model name {name!r}); Ctrl-C to "
                "stop", err=True)
-    # Its own process group (no dev weight-reload routes): stopping it stops vLLM's engine
-    # processes too, which a kill of the API server alone would leave behind.
-    with _sigterm_interrupts():
-        proc = subprocess.Popen(cmd, start_new_session=True)
-        try:
-            code = proc.wait()
-        except KeyboardInterrupt:
-            stop_server(proc)
-            code = 0
+    code = serve_until_stopped(name, host=host, port=port, max_model_len=max_model_len)
     if code != 0:
         raise typer.Exit(code)
-
-
-def _raise_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
-
-
-@dataclass(frozen=True)
-class ServedEndpoint:
-    """A vLLM server this process started for one run."""
-
-    model: str  # the name clients send (as the user gave it)
-    base_url: str  # http://127.0.0.1:PORT/v1
-    start_s: float
-    log: Path
-
-    def summary(self) -> str:
-        return (f"model {self.model}: served by a local vLLM at {self.base_url} for this run "
-                f"(up in {self.start_s:.0f} s, stopped after; log {self.log})")
-
-
-@contextlib.contextmanager
-def served_endpoint(model: str, *, timeout_s: float = 900.0) -> Iterator[ServedEndpoint]:
-    """Start vLLM's OpenAI server on `model` (registry name, folder or hub id) on a free
-    loopback port, yield it, stop it (the process group we started) whatever happens."""
-    import tempfile
-
-    from datagen.models import resolve_model
-    from training.engines.vllm_server import launch_server, stop_server
-    path = resolve_model(model)
-    port = _free_port()
-    log = Path(tempfile.mkstemp(prefix=f"datagen-serve-{port}-", suffix=".log")[1])
-    typer.echo(f"starting vLLM on {model} at 127.0.0.1:{port} (log {log})", err=True)
-    start = time.monotonic()
-    with _sigterm_interrupts():
-        try:
-            proc = launch_server(path, port=port, log_file=log, timeout_s=timeout_s,
-                                 served_model_name=model)
-        except (RuntimeError, TimeoutError) as exc:
-            raise UserError(f"no local endpoint for {model}: {exc} (see {log})") from None
-        served = ServedEndpoint(model, f"http://127.0.0.1:{port}/v1", time.monotonic() - start,
-                                log)
-        typer.echo(f"vLLM up in {served.start_s:.0f} s", err=True)
-        try:
-            yield served
-        finally:
-            stop_server(proc)
-
-
-@contextlib.contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt meanwhile, so `finally` stops the server we started
-    (by default SIGTERM ends the process at once and leaves vLLM running)."""
-    import signal
-    import threading
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
-def _free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def with_local_endpoint(command, params: dict) -> None:
     """Run a stage `command(**params)` against a vLLM server started for it on
     `params["model"]` (the stage had a model but no endpoint), then say so."""
-    with served_endpoint(params["model"]) as served:
-        command(**{**params, "endpoint": served.base_url})
-    typer.echo(served.summary())
+    from datagen.llm import served
+    with served.served_endpoint(params["model"], say=_say) as endpoint:
+        command(**{**params, "endpoint": endpoint.base_url})
+    typer.echo(endpoint.summary())
+
+
+def _say(line: str) -> None:
+    typer.echo(line, err=True)
 
 
 def wants_local_endpoint(model: Optional[str], endpoint: Optional[str], backend: Optional[str]

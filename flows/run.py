@@ -1,11 +1,28 @@
-"""Running the build flow from the CLI: Prefect's ephemeral API unless PREFECT_API_URL is set."""
+"""Running the build flow from the CLI: Prefect's ephemeral API unless PREFECT_API_URL is set.
+
+`build_config` is the build's config as the CLI gives it (a mistake leaves a failed run row);
+`run_build` runs the flow, stopped by one SIGTERM as by Ctrl-C (warehouse/runs.py): what
+the stages committed stays, the runs are marked interrupted, a served model and Prefect's
+ephemeral API server are stopped.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Callable
 
-from flows.config import BuildConfig
+from warehouse.runs import sigterm_arrived, sigterm_interrupts
+from flows.config import BuildConfig, load_build_config
+
+
+def build_config(root: Path | str, path: Path | None, **overrides: object) -> BuildConfig:
+    """`load_build_config`; a config that cannot start a build still leaves a `failed` run
+    row in the warehouse at `root` saying why (ConfigError / ValueError, raised again)."""
+    try:
+        return load_build_config(path, **overrides)  # type: ignore[arg-type]
+    except ValueError as exc:
+        record_failed_build(root, path, str(exc))
+        raise
 
 
 def run_build(root: Path | str, cfg: BuildConfig,
@@ -24,8 +41,13 @@ def run_build(root: Path | str, cfg: BuildConfig,
     settings = {PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: 180,
                 PREFECT_SERVER_ANALYTICS_ENABLED: False}
     try:
-        with temporary_settings(settings):
-            return build_flow(str(root), cfg.model_dump(exclude_none=True))
+        with sigterm_interrupts(), temporary_settings(settings):
+            try:
+                return build_flow(str(root), cfg.model_dump(exclude_none=True))
+            except Exception as exc:
+                if sigterm_arrived():  # the stop surfaced as an error (warehouse/runs.py)
+                    raise KeyboardInterrupt from exc
+                raise
     finally:
         PROGRESS.reset(token)
 

@@ -41,13 +41,18 @@ class RunHandle:
 @contextlib.contextmanager
 def finishing(run_id: str, finish: Finish) -> Iterator[RunHandle]:
     """Yield a handle on `run_id`; finish the run when the block ends: `succeeded` with
-    `handle.summary`, or `interrupted` (Ctrl-C, SIGTERM) / `failed` with the summary and the
-    error that ended it. A failure to mark the run is logged; the original error propagates."""
+    `handle.summary`, or `failed` / `interrupted` with the summary and the
+    error that ended it. A failure to mark the run is logged; the original error propagates.
+    Whatever is not an `Exception` stopped the run from outside: Ctrl-C, a SIGTERM (as
+    KeyboardInterrupt, or Prefect's TerminationSignal within a flow run), SystemExit; so did
+    any error raised after a SIGTERM (a stop that surfaced as an error: DuckDB turns a signal
+    handler's exception into "Query interrupted"; see runs.sigterm_arrived)."""
     handle = RunHandle(run_id)
     try:
         yield handle
     except BaseException as exc:
-        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        stopped = not isinstance(exc, Exception) or runs.sigterm_arrived()
+        status = "interrupted" if stopped else "failed"
         summary = dict(handle.summary or {})
         if not summary.get("error"):  # a run's own account of its error wins
             summary["error"] = f"{type(exc).__name__}: {exc}"

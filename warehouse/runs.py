@@ -4,17 +4,34 @@ A run row is written `running` when it starts and updated when it ends; a proces
 with SIGKILL (or a machine that lost power) never updates it. Each run therefore records
 its pid and host, and the next run of the same kind on the same host marks the rows whose
 process is gone `interrupted`. Runs of other hosts are left alone: their liveness cannot be
-checked from here. Also here: what a run row stores about the code and its config.
+checked from here. Also here: what a run row stores about the code and its config, and
+whether this process was asked to stop.
+
+SIGTERM as Ctrl-C: by default SIGTERM ends the process at once, so no `finally` runs: a model
+server the run started keeps running, its run row stays `running`, and Prefect's ephemeral API
+server (a child stopped at exit) is left behind. Within `sigterm_interrupts()` SIGTERM raises
+KeyboardInterrupt instead, so every `finally` and `atexit` runs and the CLI exits 130.
+Prefect's flow engine installs its own SIGTERM handler for a flow run (it raises
+TerminationSignal) and, after its clean-up, sends the signal again to the handler it found:
+this one. A handler's exception raised while DuckDB runs a query is replaced by DuckDB's own
+("Query interrupted"), so a stop can surface as an ordinary error; `sigterm_arrived()` tells
+the two apart (lineage.finishing marks such a run `interrupted`). It reads the signal wakeup
+pipe, which the interpreter writes for every signal whichever Python handler is installed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import re
+import select
+import signal
 import socket
 import subprocess
+import threading
 from pathlib import Path
+from typing import Iterator
 
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|token|password|passwd|secret|credential|auth)", re.I)
@@ -80,3 +97,79 @@ def _proc_stat(pid: int) -> tuple[str | None, float | None]:
         return None, None
     fields = stat[stat.rindex(")") + 2:].split()  # fields[0] is field 3 (state) of proc(5)
     return fields[0], boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+
+
+class _Watch:
+    """Process-wide, as signals are: whether a SIGTERM came within the current scope, and
+    whether a scope is active."""
+
+    sigterm: bool = False
+    active: bool = False
+    pipe: int | None = None  # the wakeup pipe's read end (non-blocking)
+
+
+_WATCH = _Watch()
+_WAKE = signal.SIGWINCH  # ignored by default; here only to wake the main thread
+
+
+def _raise_interrupt(signum, frame) -> None:
+    _WATCH.sigterm = True
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt meanwhile (only the main thread may set handlers;
+    elsewhere this does nothing). A SIGTERM that the kernel hands to another thread leaves
+    the main thread asleep in a blocking wait (a future's result, a lock) until the wait
+    ends: a watcher thread sees it in the wakeup pipe and wakes the main thread, which then
+    runs the handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    os.set_blocking(write, False)
+    old_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    old = signal.signal(signal.SIGTERM, _raise_interrupt)
+    old_wake = signal.signal(_WAKE, lambda signum, frame: None)
+    outer = (_WATCH.active, _WATCH.pipe)
+    _WATCH.active, _WATCH.pipe, _WATCH.sigterm = True, read, _WATCH.sigterm and outer[0]
+    watcher = threading.Thread(target=_watch, args=(read, threading.main_thread().ident),
+                               name="sigterm-watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        signal.set_wakeup_fd(old_fd)
+        signal.signal(_WAKE, old_wake)
+        os.close(write)  # the watcher reads the end of the pipe and returns
+        watcher.join(timeout=1.0)
+        os.close(read)
+        _WATCH.active, _WATCH.pipe = outer
+
+
+def _watch(read: int, main: int | None) -> None:
+    """Until the pipe closes: on a SIGTERM byte, note it and wake the main thread."""
+    while True:
+        select.select([read], [], [])
+        try:
+            chunk = os.read(read, 512)
+        except BlockingIOError:  # sigterm_arrived read it first
+            continue
+        if not chunk:
+            return
+        if signal.SIGTERM in chunk and main is not None:
+            _WATCH.sigterm = True
+            signal.pthread_kill(main, _WAKE)
+
+
+def sigterm_arrived() -> bool:
+    """Has a SIGTERM arrived within the current `sigterm_interrupts()`, whichever handler
+    (ours, Prefect's) was installed when it did? False outside one."""
+    if _WATCH.pipe is not None:
+        with contextlib.suppress(BlockingIOError):
+            if signal.SIGTERM in os.read(_WATCH.pipe, 512):
+                _WATCH.sigterm = True
+    return _WATCH.active and _WATCH.sigterm

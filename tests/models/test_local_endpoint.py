@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import warehouse
-from datagen import cli_model
+from datagen.llm import served as served_module
 from datagen.cli import main
 from tests.llm import scripted
 from tests.llm.loopback import LoopbackLLM
@@ -31,10 +31,10 @@ def fake_vllm(monkeypatch, tmp_path):
         with LoopbackLLM(scripted.respond, models=(model,)) as server:
             events.append(f"start {model}")
             try:
-                yield cli_model.ServedEndpoint(model, server.base_url, 0.0, tmp_path / "log")
+                yield served_module.ServedEndpoint(model, server.base_url, 0.0, tmp_path / "log")
             finally:
                 events.append(f"stop {model}")
-    monkeypatch.setattr(cli_model, "served_endpoint", served)
+    monkeypatch.setattr(served_module, "served_endpoint", served)
     return events
 
 
@@ -89,8 +89,9 @@ def test_sigterm_while_serving_unwinds_so_the_server_is_stopped():
     import signal
     import time
     before = signal.getsignal(signal.SIGTERM)
+    from warehouse.runs import sigterm_interrupts
     with pytest.raises(KeyboardInterrupt):
-        with cli_model._sigterm_interrupts():
+        with sigterm_interrupts():
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(5)  # interrupted at once
     assert signal.getsignal(signal.SIGTERM) is before

