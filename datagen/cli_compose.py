@@ -9,7 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from datagen.cli_common import (
-    UserError, WarehouseOpt, add_command, is_tty, make_config, read_config_section, user_errors,
+    EndpointOpt, ModelOpt, WarehouseOpt, add_command, fail, is_tty, read_config_section,
+    user_errors,
 )
 
 
@@ -17,33 +18,34 @@ def register(app: typer.Typer) -> None:
     add_command(app, "compose", compose)
 
 
+Backend = Annotated[Optional[str], typer.Option(
+    "--backend", help="embedded (no model, the default) or llm.")]
+ApiKeyEnv = Annotated[Optional[str], typer.Option(
+    "--api-key-env", help="Environment variable holding the API key (llm backend).")]
+Concurrency = Annotated[Optional[int], typer.Option(
+    "--max-concurrency", min=1, help="Model calls in flight (llm backend).")]
+NoCache = Annotated[bool, typer.Option(
+    "--no-cache", help="Do not reuse cached model replies (llm backend).")]
+MaxCalls = Annotated[Optional[int], typer.Option(
+    "--max-calls", min=1, help="Budget: stop the run after sending this many model calls.")]
+MaxTokens = Annotated[Optional[int], typer.Option(
+    "--max-tokens", min=1, help="Budget: stop the run once this many tokens are used.")]
+Hops = Annotated[Optional[str], typer.Option(
+    "--hops", help="Hops of a composed question: N or LO-HI (default 2-4).")]
+MaxQuestions = Annotated[Optional[int], typer.Option(
+    "--max-questions", min=1, help="Stop after this many composed questions.")]
+Seed = Annotated[Optional[int], typer.Option(
+    "--seed", help="Same pages + same seed -> same questions.")]
+Config = Annotated[Optional[Path], typer.Option(
+    "--config", help="YAML/JSON file with ComposeConfig fields; flags override it.")]
+
+
 @user_errors
-def compose(
-    warehouse: WarehouseOpt = None,
-    backend: Annotated[Optional[str], typer.Option(
-        "--backend", help="embedded (no model, the default) or llm.")] = None,
-    endpoint: Annotated[Optional[str], typer.Option(
-        "--endpoint", help="OpenAI-compatible base URL (llm backend).")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="Model name (llm backend).")] = None,
-    api_key_env: Annotated[Optional[str], typer.Option(
-        "--api-key-env", help="Environment variable holding the API key (llm backend).")] = None,
-    max_concurrency: Annotated[Optional[int], typer.Option(
-        "--max-concurrency", min=1, help="Model calls in flight (llm backend).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model "
-                                           "replies (llm backend).")] = False,
-    max_calls: Annotated[Optional[int], typer.Option(
-        "--max-calls", min=1, help="Budget: stop the run after sending this many model calls.")] = None,
-    max_tokens: Annotated[Optional[int], typer.Option(
-        "--max-tokens", min=1, help="Budget: stop the run once this many tokens are used.")] = None,
-    hops: Annotated[Optional[str], typer.Option(
-        "--hops", help="Hops of a composed question: N or LO-HI (default 2-4).")] = None,
-    max_questions: Annotated[Optional[int], typer.Option(
-        "--max-questions", min=1, help="Stop after this many composed questions.")] = None,
-    seed: Annotated[Optional[int], typer.Option(
-        "--seed", help="Same pages + same seed -> same questions.")] = None,
-    config: Annotated[Optional[Path], typer.Option(
-        "--config", help="YAML/JSON file with ComposeConfig fields; flags override it.")] = None,
-) -> None:
+def compose(warehouse: WarehouseOpt = None, backend: Backend = None, endpoint: EndpointOpt = None,
+            model: ModelOpt = None, api_key_env: ApiKeyEnv = None,
+            max_concurrency: Concurrency = None, no_cache: NoCache = False,
+            max_calls: MaxCalls = None, max_tokens: MaxTokens = None, hops: Hops = None,
+            max_questions: MaxQuestions = None, seed: Seed = None, config: Config = None) -> None:
     """Mine seeds from the stored pages and compose harder multi-hop questions from them.
 
     Prints a summary: seeds, composed by hops, steps rejected by reason. With --model and no
@@ -53,61 +55,25 @@ def compose(
     from datagen.cli_model import wants_local_endpoint, with_local_endpoint
     if wants_local_endpoint(model, endpoint, backend):
         return with_local_endpoint(compose, {**params, "backend": "llm"})
-    cfg = _config(config, backend=backend, endpoint=endpoint, model=model,
-                  api_key_env=api_key_env, max_concurrency=max_concurrency,
-                  cache=False if no_cache else None, max_calls=max_calls, max_tokens=max_tokens,
-                  hops=hops, max_questions=max_questions, seed=seed)
-    from datagen.cli_common import open_warehouse
-    from datagen.compose.run import NoPages, make_backend
-    try:
-        composer = make_backend(cfg)
-    except ImportError as exc:
-        if cfg.backend != "llm":
-            raise
-        raise UserError(f"the llm backend cannot be loaded ({exc}); "
-                        "use --backend embedded") from None
-    wh = open_warehouse(warehouse)
-    try:
-        summary = _run(wh, cfg, composer)
-    except NoPages as exc:
-        raise UserError(str(exc)) from None
-    except Exception as exc:
-        if _is_llm_stop(exc):  # a tripped breaker or a spent budget: its one-line reason
-            raise UserError(str(exc).strip().splitlines()[0]) from None
-        raise
-    finally:
-        wh.close()
+    from datagen.compose.stage import compose_config
+    cfg = compose_config(read_config_section(config, "compose", "ComposeConfig"), hops,
+                         backend=backend, endpoint=endpoint, model=model,
+                         api_key_env=api_key_env, max_concurrency=max_concurrency,
+                         cache=False if no_cache else None, max_calls=max_calls,
+                         max_tokens=max_tokens, max_questions=max_questions, seed=seed)
+    summary = _run(warehouse, cfg)
     _print_summary(summary)
     if summary.seeds_total == 0:
-        typer.echo(f"error: no facts to ask about in {summary.pages} pages "
-                   f"({summary.pages_without_facts} without any fact); nothing composed", err=True)
-        raise typer.Exit(1)
+        raise fail(f"no facts to ask about in {summary.pages} pages "
+                   f"({summary.pages_without_facts} without any fact); nothing composed", 1)
 
 
-def _is_llm_stop(exc: BaseException) -> bool:
-    try:
-        from datagen.llm import LLMStop
-    except ImportError:
-        return False
-    return isinstance(exc, LLMStop)
-
-
-def _config(path: Optional[Path], hops: Optional[str], **flags):
-    from datagen.compose import ComposeConfig, parse_hops
-    data = read_config_section(path, "compose", "ComposeConfig")
-    if "hops" in data:  # a config file may say `hops: 2-4` as the flag does
-        data["hops_min"], data["hops_max"] = parse_hops(str(data.pop("hops")))
-    if hops is not None:
-        data["hops_min"], data["hops_max"] = parse_hops(hops)
-    data.update({k: v for k, v in flags.items() if v is not None})
-    return make_config(ComposeConfig, data, "compose")
-
-
-def _run(wh, cfg, composer):
+def _run(warehouse: Optional[Path], cfg):
+    """The stage under a progress bar on stderr (when it is a terminal)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from datagen.cli_common import stderr_console
-    from datagen.compose import run_compose
+    from datagen.compose.stage import compose_stage
     columns = (TextColumn("compose"), BarColumn(), MofNCompleteColumn(),
                TextColumn("seeds {task.fields[seeds]} composed {task.fields[composed]}"),
                TimeElapsedColumn())
@@ -117,16 +83,15 @@ def _run(wh, cfg, composer):
         def update(s) -> None:
             bar.update(task, completed=s.seeds_done, total=s.seeds_total, seeds=s.seeds,
                        composed=s.composed)
-        return run_compose(wh, cfg, progress=update, backend=composer)
+        return compose_stage(warehouse, cfg, progress=update)
 
 
 def _print_summary(s) -> None:
     from rich.console import Console
     from rich.table import Table
     table = Table(title=f"compose {s.run_id} ({s.backend})", title_justify="left")
-    table.add_column("what")
-    table.add_column("detail")
-    table.add_column("count", justify="right")
+    for name in ("what", "detail", "count"):
+        table.add_column(name, justify="right" if name == "count" else "left")
     table.add_row("pages", f"{s.pages_without_facts} without facts", str(s.pages))
     table.add_row("facts", ", ".join(f"{k} {v}" for k, v in sorted(s.facts_by_source.items())),
                   str(s.facts))
