@@ -129,7 +129,7 @@ def config(steps: int, n_copy: int, eval_size: int, reband_every: int, seed: int
                     "reward": "strict"},
         "loss": {"ppo_minibatches": 1},
         "engine": {"lr": 0.0005, "micro_batch_size": BATCH},
-        "loop": {"reband_every": reband_every, "explore_share": 0.1},
+        "reband": {"reband_every": reband_every, "explore_share": 0.1},
     }
 
 

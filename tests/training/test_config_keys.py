@@ -13,7 +13,8 @@ from pydantic import BaseModel
 from training.config import TrainConfig, load_config
 
 REPO = Path(__file__).resolve().parents[2]
-MAX_KEYS = 60   # issue 31: 86 before; every key added needs a reader and a test
+MAX_KEYS = 61   # issue 31: 86 before; every key added needs a reader and a test (issue 41:
+#                 warm_start.search_scripts, a user agent's opt-in to the search scripts)
 
 
 def config_keys(model: type[BaseModel] = TrainConfig, prefix: str = "") -> list[str]:
@@ -103,16 +104,54 @@ def test_a_temperature_ladder_rises_and_is_for_the_qa_workflow():
                                            "dynamic_sampling": False}})
 
 
-def test_a_split_by_band_is_refused_when_the_loop_rebands():
-    """With the loop on, a question of an excluded band trained through the ε share and then
+def test_a_split_by_band_is_refused_when_training_rebands():
+    """With re-banding on, a question of an excluded band trained through the ε share and then
     re-banded into a held-out band would join the split: refused, saying what to do."""
     where = "substr(md5(question_id), 1, 8) < '0ccccccc' and band in ('easy', 'medium')"
-    with pytest.raises(ValueError, match="names band, which loop.reband_every changes"):
-        load_config(overrides={"data": {"eval_where": where}, "loop": {"reband_every": 2}})
-    assert load_config(overrides={"data": {"eval_where": where}}).loop.reband_every == 0
+    with pytest.raises(ValueError, match="names band, which reband.reband_every changes"):
+        load_config(overrides={"data": {"eval_where": where}, "reband": {"reband_every": 2}})
+    assert load_config(overrides={"data": {"eval_where": where}}).reband.reband_every == 0
     fixed = "substr(md5(question_id), 1, 8) < '0ccccccc' and hops <= 2"
     assert load_config(overrides={"data": {"eval_where": fixed},
-                                  "loop": {"reband_every": 2}}).data.eval_where == fixed
+                                  "reband": {"reband_every": 2}}).data.eval_where == fixed
+
+
+def test_the_old_loop_section_says_to_rename_it():
+    with pytest.raises(ValueError, match="loop: the section is now reband:"):
+        load_config(overrides={"loop": {"reband_every": 2}})
+
+
+def test_the_learning_rate_fits_the_model(tmp_path, monkeypatch):
+    """engine.lr unset: the tiny model's 1e-3, a registry model's own (smollm2: 2e-5, its
+    recipe's); a model folder of unknown scale must say it; a set lr always wins."""
+    from datagen.models import REGISTRY
+
+    assert TrainConfig().engine.lr == 1e-3
+    folder = tmp_path / "smollm2-135m-instruct"
+    folder.mkdir()
+    (folder / "MODEL.json").write_text("{}")        # pulled, as resolve_model checks
+    monkeypatch.setenv("DATAGEN_MODELS", str(tmp_path))
+    named = load_config(overrides={"model": {"name": "smollm2-135m-instruct"}})
+    assert named.engine.lr == REGISTRY["smollm2-135m-instruct"].train_lr == 2e-5
+    with pytest.raises(ValueError, match="engine.lr: model.path .* set engine.lr"):
+        load_config(overrides={"model": {"path": str(folder)}})
+    assert load_config(overrides={"model": {"path": str(folder)},
+                                  "engine": {"lr": 1e-4}}).engine.lr == 1e-4
+    assert load_config(overrides={"model": {"name": "smollm2-135m-instruct"},
+                                  "engine": {"lr": 1e-3}}).engine.lr == 1e-3
+
+
+def test_a_user_agent_is_warm_started_only_when_configured():
+    """The warm start's scripts are the search agent's: a user agent asks for them."""
+    agent = "examples/search_agent_openai.py:agent"
+    with pytest.raises(ValueError, match="warm_start.search_scripts: true"):
+        load_config(overrides={"rollout": {"workflow": agent}, "warm_start": {"steps": 2}})
+    cfg = load_config(overrides={"rollout": {"workflow": agent},
+                                 "warm_start": {"steps": 2, "search_scripts": True}})
+    assert cfg.warm_start.search_scripts
+    with pytest.raises(ValueError, match="search_scripts is for a user agent"):
+        load_config(overrides={"rollout": {"workflow": "search"},
+                               "warm_start": {"search_scripts": True}})
 
 
 def test_a_runs_resolved_config_loads_again_whichever_split_it_chose(tmp_path):

@@ -38,7 +38,7 @@ def test_the_api_example_trains_the_search_agent(tmp_path):
                     "group_size": 2, "max_in_flight": 4, "max_new_tokens": 8,
                     "dynamic_sampling": False},
         "agent": {"max_turns": 2, "search_k": 1, "snippet_chars": 40},
-        "engine": {"micro_batch_size": 4}}))
+        "engine": {"micro_batch_size": 4, "lr": 1e-3}}))
     assert _example().main([str(config), str(tmp_path / "wh"), str(tmp_path / "run")]) == 0
     assert (tmp_path / "run" / "weights" / "v2" / "config.json").is_file()
     assert time.monotonic() - t0 < 60

@@ -1,4 +1,4 @@
-"""Closing the loop (training/loop.py): re-banding from rollouts during training changes
+"""Re-banding during training (training/reband.py): re-banding from rollouts changes
 what the reader serves next; excluded questions come back (ε share, re-try after M
 versions); a stream that runs dry stops the run cleanly."""
 
@@ -11,8 +11,8 @@ import pytest
 
 import warehouse
 from tests.warehouse.helpers import add_ready
-from training.config import LoopConfig
-from training.loop import BandLoop
+from training.config import RebandConfig
+from training.reband import Rebander
 from warehouse import StreamReader
 from warehouse.schema import RolloutRecord
 
@@ -25,7 +25,7 @@ def _rollouts(wh, run_id, rewards: dict[str, list[float]], version: int) -> None
 
 
 def test_starvation_rule_retries_after_m_versions_and_explores(tmp_path):
-    """Questions the loop banded too_easy leave the stream, come back as re-tries once M
+    """Questions re-banded too_easy leave the stream, come back as re-tries once M
     versions passed (once per rollout version), and through the ε share meanwhile."""
     wh = warehouse.open(tmp_path / "wh")
     add_ready(wh, EASY + MIXED, band_of=lambda q: "medium")
@@ -33,31 +33,31 @@ def test_starvation_rule_retries_after_m_versions_and_explores(tmp_path):
                               **{q: [1.0, 0.0] * 4 for q in MIXED}}, version=0)
     weights = {"easy": 1.0, "medium": 1.0, "hard": 1.0}
     with StreamReader(wh.root, weights, seed=0) as reader:
-        loop = BandLoop.attach(LoopConfig(reband_every=2, explore_share=0.0,
+        rebander = Rebander.attach(RebandConfig(reband_every=2, explore_share=0.0,
                                           retry_after_versions=3), reader, wh, "train-1")
-        assert loop.after_step(1, version=1) == {}               # only every K = 2 steps
-        row = loop.after_step(2, version=2)
-        assert row["loop/band/too_easy"] == 4 and row["loop/queued"] == 0   # 0 + 3 > 2
+        assert rebander.after_step(1, version=1) == {}               # only every K = 2 steps
+        row = rebander.after_step(2, version=2)
+        assert row["reband/band/too_easy"] == 4 and row["reband/queued"] == 0   # 0 + 3 > 2
         assert {i.question_id for i in reader.next_batch(4)} == set(MIXED)
         rows = wh.sql("select question_id, band, solver from difficulty where "
                       "source = 'training'").to_pylist()
         assert {r["question_id"] for r in rows if r["band"] == "too_easy"} == set(EASY)
         assert all(r["solver"] == "policy:train-1@v0" for r in rows)
-        assert loop.after_step(4, version=3)["loop/queued"] == 4   # due: 0 + 3 <= 3
-        assert loop.after_step(6, version=4)["loop/queued"] == 0   # not twice per version
+        assert rebander.after_step(4, version=3)["reband/queued"] == 4   # due: 0 + 3 <= 3
+        assert rebander.after_step(6, version=4)["reband/queued"] == 0   # not twice per version
         assert {i.question_id for i in reader.next_batch(4)} == set(EASY)
     with StreamReader(wh.root, weights, seed=0) as reader:       # ε = 0.5: half the draws
-        BandLoop.attach(LoopConfig(reband_every=1, explore_share=0.5), reader, wh, "train-1")
+        Rebander.attach(RebandConfig(reband_every=1, explore_share=0.5), reader, wh, "train-1")
         served = Counter(i.band for i in reader.next_batch(8))
         assert served["too_easy"] >= 1 and served["medium"] == 4
     wh.close()
 
 
 def test_off_by_default_and_config_bounds():
-    assert BandLoop.attach(LoopConfig(), reader=None, wh=None, run_id="r") is None
-    assert LoopConfig().explore_share == 0.1
+    assert Rebander.attach(RebandConfig(), reader=None, wh=None, run_id="r") is None
+    assert RebandConfig().explore_share == 0.1
     with pytest.raises(ValueError):
-        LoopConfig(explore_share=1.0)
+        RebandConfig(explore_share=1.0)
 
 
 def _reward_by_question():
@@ -87,7 +87,7 @@ def test_reband_during_training_changes_what_is_served_and_a_dry_stream_stops_cl
                  "band_weights": {"easy": 1.0, "medium": 1.0, "hard": 1.0}},
         "warm_start": {"steps": 0},
         "rollout": {**SMALL["rollout"], "max_staleness": 0, "dynamic_sampling": False},
-        "loop": {"reband_every": 1, "explore_share": 0.0}})
+        "reband": {"reband_every": 1, "explore_share": 0.0}})
     summary = run_train(cfg, tmp_path / "run", warehouse=tmp_path / "wh")
     wh = warehouse.open(tmp_path / "wh")
     ready = wh.sql("select question_id, answer from questions").to_pylist()
@@ -112,7 +112,7 @@ def test_reband_during_training_changes_what_is_served_and_a_dry_stream_stops_cl
     assert (tmp_path / "run" / "checkpoints" / f"step_{steps}" / "DONE").exists()
     metrics = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
     rows = [json.loads(x) for x in metrics]
-    assert rows[-1]["step"] == steps and rows[-1]["loop/rebands"] == steps
+    assert rows[-1]["step"] == steps and rows[-1]["reband/rebands"] == steps
     wh.close()
 
 

@@ -33,7 +33,7 @@ def test_a_users_openai_agent_trains_through_the_trainers_endpoint(demo_composed
     cfg = yaml.safe_load(_config(tmp_path, model).read_text())
     cfg["rollout"]["workflow"] = "tests.training.test_user_agent_e2e:agent_with_format_bonus"
     # the search agent's cold start teaches the example its tags (the same prompt): one step
-    cfg["warm_start"] = {"steps": 1, "batch_size": 4, "answers": "true"}
+    cfg["warm_start"] = {"steps": 1, "batch_size": 4, "answers": "true", "search_scripts": True}
     path = tmp_path / "user_agent.yaml"
     path.write_text(yaml.safe_dump(cfg))
     run_dir = tmp_path / "run"

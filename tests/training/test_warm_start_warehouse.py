@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from training.config import TrainConfig
-from training.setup import warehouse_pairs
+from training.warm_start import warehouse_pairs
 from training.split import resolve_split
 from training.tasks import load_task
 

@@ -1,4 +1,4 @@
-"""The reader's side of the training loop (training/loop.py): an exploration share ε of the
+"""The reader's side of the training loop (training/reband.py): an exploration share ε of the
 excluded bands, re-tries served first, and a stream that runs dry saying why."""
 
 from __future__ import annotations

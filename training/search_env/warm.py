@@ -145,7 +145,7 @@ def agent_warm_start(p, cfg, on_step=None) -> dict:
     """`warm_start.steps` supervised steps on scripted agent episodes (see module docstring)."""
     from training.engines.batching import pack_sequences
     from training.loss import sft_loss_fn
-    from training.setup import report_warm_step
+    from training.warm_start import report_warm_step
 
     ws = cfg.warm_start
     oracle = ws.answers == "true"
