@@ -35,12 +35,12 @@ Confidence = Annotated[Optional[float], typer.Option(
 RolloutWindow = Annotated[Optional[int], typer.Option(
     "--rollout-window", min=0, help="Re-banding: each question's last N policy versions "
                                     "(0 pools all; default 1).")]
-Seed = Annotated[Optional[int], typer.Option("--seed", help="Run seed of the attempts.")]
+_SeedOpt = Annotated[Optional[int], typer.Option("--seed", help="Run seed of the attempts.")]
 NoToolCheck = Annotated[bool, typer.Option(
     "--no-tool-check", help="llm/policy solvers: first write a no_tool_solvable verdict "
                             "(fail when answered without tools); failing questions "
                             "are then not banded.")]
-Config = Annotated[Optional[Path], typer.Option(
+_ConfigOpt = Annotated[Optional[Path], typer.Option(
     "--config", help="YAML/JSON file with BandConfig fields; flags override it.")]
 
 
@@ -48,8 +48,8 @@ Config = Annotated[Optional[Path], typer.Option(
 def band(warehouse: WarehouseOpt = None, solver: SolverOpt = "embedded", where: Where = None,
          from_rollouts: FromRollouts = None, max_k: MaxK = None, confidence: Confidence = None,
          endpoint: EndpointOpt = None, model: ModelOpt = None,
-         rollout_window: RolloutWindow = None, seed: Seed = None,
-         no_tool_check: NoToolCheck = False, config: Config = None) -> None:
+         rollout_window: RolloutWindow = None, seed: _SeedOpt = None,
+         no_tool_check: NoToolCheck = False, config: _ConfigOpt = None) -> None:
     """Measure how hard each question is: solver attempts -> pass rate -> band.
 
     Adaptive k: attempts come in rounds until the band is decided. Prints a band x hops table

@@ -34,9 +34,9 @@ Hops = Annotated[Optional[str], typer.Option(
     "--hops", help="Hops of a composed question: N or LO-HI (default 2-4).")]
 MaxQuestions = Annotated[Optional[int], typer.Option(
     "--max-questions", min=1, help="Stop after this many composed questions.")]
-Seed = Annotated[Optional[int], typer.Option(
+_SeedOpt = Annotated[Optional[int], typer.Option(
     "--seed", help="Same pages + same seed -> same questions.")]
-Config = Annotated[Optional[Path], typer.Option(
+_ConfigOpt = Annotated[Optional[Path], typer.Option(
     "--config", help="YAML/JSON file with ComposeConfig fields; flags override it.")]
 
 
@@ -45,22 +45,22 @@ def compose(warehouse: WarehouseOpt = None, backend: Backend = None, endpoint: E
             model: ModelOpt = None, api_key_env: ApiKeyEnv = None,
             max_concurrency: Concurrency = None, no_cache: NoCache = False,
             max_calls: MaxCalls = None, max_tokens: MaxTokens = None, hops: Hops = None,
-            max_questions: MaxQuestions = None, seed: Seed = None, config: Config = None) -> None:
+            max_questions: MaxQuestions = None, seed: _SeedOpt = None,
+            config: _ConfigOpt = None) -> None:
     """Mine seeds from the stored pages and compose harder multi-hop questions from them.
 
     Prints a summary: seeds, composed by hops, steps rejected by reason. With --model and no
-    --endpoint it serves the model with vLLM for the run (a registry name, folder or hub id).
-    """
+    --endpoint it serves the model with vLLM for the run (a registry name, folder or hub id)."""
     params = dict(locals())
     from datagen.cli_model import wants_local_endpoint, with_local_endpoint
     if wants_local_endpoint(model, endpoint, backend):
         return with_local_endpoint(compose, {**params, "backend": "llm"})
     from datagen.compose.stage import compose_config
     cfg = compose_config(read_config_section(config, "compose", "ComposeConfig"), hops,
-                         backend=backend, endpoint=endpoint, model=model,
+                         backend=backend, endpoint=endpoint, model=model, seed=seed,
                          api_key_env=api_key_env, max_concurrency=max_concurrency,
                          cache=False if no_cache else None, max_calls=max_calls,
-                         max_tokens=max_tokens, max_questions=max_questions, seed=seed)
+                         max_tokens=max_tokens, max_questions=max_questions)
     summary = _run(warehouse, cfg)
     _print_summary(summary)
     if summary.seeds_total == 0:

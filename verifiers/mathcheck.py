@@ -166,7 +166,7 @@ def _ordered_sequences(pred: str, gold: str) -> tuple[list[str], list[str]] | No
 
 
 def _compare_off_main(pred: str, gold: str, options: dict, timeout_s: int) -> bool:
-    worker = getattr(_THREAD, "worker", None)
+    worker = _THREAD.worker
     # A forked child must not talk to its parent's worker (dropping it there kills nothing:
     # the child's Popen cannot wait on a process that is not its own child).
     if worker is None or worker.pid_owner != os.getpid():
@@ -174,9 +174,15 @@ def _compare_off_main(pred: str, gold: str, options: dict, timeout_s: int) -> bo
     return worker.compare(pred, gold, options, timeout_s)
 
 
-# One worker per calling thread: no pool shared between threads, nothing to lock, and the
-# worker goes away with its thread (the thread-local is dropped, its finalizer kills it).
-_THREAD = threading.local()
+class _ThreadWorker(threading.local):
+    """One worker per calling thread: no pool shared between threads, nothing to lock, and
+    the worker goes away with its thread (the thread-local is dropped, its finalizer kills
+    it). None until the thread's first comparison."""
+
+    worker: "_Worker | None" = None
+
+
+_THREAD = _ThreadWorker()
 
 
 _WORKER_MAIN = ("import importlib.util as u, sys; s = u.spec_from_file_location('mathcheck', "

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from warehouse import Warehouse
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-R = TypeVar("R")
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
 
 
 class NoPages(ValueError):
@@ -269,7 +269,8 @@ def _batch(batch: list[Seed], cfg, backend, validator, composer, summary, existi
     return records
 
 
-def on_threads(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
+def on_threads(fn: Callable[[_Item], _Result], items: Sequence[_Item],
+               workers: int) -> list[_Result]:
     """`[fn(x) for x in items]` on `workers` daemon threads, in item order; the first
     failure (by item) is raised once the threads stop. A stop in the main thread (Ctrl-C,
     SIGTERM) raises at once: items not started are dropped, and the process may exit while
@@ -278,7 +279,7 @@ def on_threads(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list[R
     todo: queue.SimpleQueue[int] = queue.SimpleQueue()
     for i in range(len(items)):
         todo.put(i)
-    results: dict[int, R] = {}
+    results: dict[int, _Result] = {}
     errors: dict[int, BaseException] = {}
     stop = threading.Event()
 
