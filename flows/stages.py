@@ -279,7 +279,9 @@ def endpoint_slot(endpoint: tuple[str, int] | None) -> Iterator[None]:
 
 
 def ensure_endpoint_limit(endpoint: str, limit: int) -> str:
-    """Create the global concurrency limit `llm:<host:port>` unless it exists; its name."""
+    """The name of the endpoint's global concurrency limit, `llm-HOST-PORT` (the host's dots
+    as underscores), created with `limit` slots unless it exists (an existing one keeps its
+    slots)."""
     from urllib.parse import urlparse
 
     from prefect import get_client

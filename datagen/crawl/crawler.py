@@ -1,4 +1,5 @@
-"""The crawl loop: a frontier, N workers, per-host politeness, batched warehouse commits.
+"""The live crawl: a frontier, N workers, per-host politeness, batched warehouse commits.
+Web archives among the seeds are read by warc_import.py into the same workers and batches.
 
 Every URL a worker takes becomes exactly one FetchRecord (stored, skipped or failed, with
 a reason); every stored page a PageRecord. Both go to the warehouse together, one commit
@@ -9,13 +10,11 @@ per batch, so a crash loses at most the batch in flight and a re-run resumes fro
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import re
 import time
-from collections import Counter
-from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from dataclasses import dataclass
+from typing import Callable
 
 from warehouse import FetchRecord, Link, PageRecord
 from warehouse.schema import utcnow
@@ -25,8 +24,10 @@ from datagen.crawl.config import CrawlConfig
 from datagen.crawl.fetch import Fetched, Fetcher
 from datagen.crawl.robots import RobotsCache
 from datagen.crawl.seeds import Seeds, classify, expand_sitemaps
+from datagen.crawl.summary import CrawlSummary, reason_code
 from datagen.crawl.urls import AddressGuard, Resolver, Scope, host_key
-from datagen.crawl.warc import Redirect, WarcOut, read_warc
+from datagen.crawl.warc import WarcOut
+from datagen.crawl.warc_import import import_warcs
 from datagen.crawl.workers import ExtractPool
 
 log = logging.getLogger(__name__)
@@ -36,33 +37,6 @@ log = logging.getLogger(__name__)
 # polite web crawl loses at most this much of its work to a crash).
 BATCH_BYTES = 64 * 1024 * 1024
 COMMIT_EVERY_S = 30.0
-
-
-@dataclass
-class CrawlSummary:
-    run_id: str = ""
-    stored: int = 0
-    skipped: int = 0
-    failed: int = 0
-    by_reason: Counter = field(default_factory=Counter)  # (outcome, reason code) -> count
-    elapsed_s: float = 0.0
-    bytes: int = 0
-    discovered: int = 0  # URLs queued so far (grows as links are found)
-    already_stored: int = 0  # resume: stored earlier, not requested again (links followed)
-
-    @property
-    def attempted(self) -> int:
-        return self.stored + self.skipped + self.failed
-
-    def as_dict(self) -> dict:
-        return {"stored": self.stored, "skipped": self.skipped, "failed": self.failed,
-                "already_stored": self.already_stored,
-                "bytes": self.bytes, "elapsed_s": round(self.elapsed_s, 3),
-                "by_reason": {f"{o}:{r}": n for (o, r), n in sorted(self.by_reason.items())}}
-
-
-def reason_code(reason: str) -> str:
-    return reason.split(":", 1)[0].strip() if reason else ""
 
 
 @dataclass
@@ -148,7 +122,7 @@ class Crawler:
             seeds = self._setup()
             await known
             if seeds.warcs:
-                await self._ingest_warcs(seeds.warcs)
+                await import_warcs(self, seeds.warcs)
             seed_urls = seeds.urls + await self._sitemap_urls(seeds)
             for url in seed_urls:
                 self._enqueue(url, 0, check_scope=False)
@@ -180,9 +154,9 @@ class Crawler:
     async def _last_flush(self) -> None:
         """The last batch commits while the extraction workers exit: nothing is left to extract."""
         if self._pool is None:
-            await self._flush(force=True)
+            await self.flush(force=True)
             return
-        await asyncio.gather(asyncio.to_thread(self._pool.shutdown), self._flush(force=True))
+        await asyncio.gather(asyncio.to_thread(self._pool.shutdown), self.flush(force=True))
 
     async def _run_workers(self) -> None:
         """Until the frontier is empty; a worker that dies (warehouse error) ends the crawl."""
@@ -197,65 +171,6 @@ class Crawler:
             for t in (joined, *workers):
                 t.cancel()
             await asyncio.gather(joined, *workers, return_exceptions=True)
-
-    # ---- web archives -----------------------------------------------------------------
-
-    async def _ingest_warcs(self, paths) -> None:
-        """Archived responses as fetched pages: a thread reads the records (streaming) a
-        few at a time, the crawl's workers extract and store them; links are not followed
-        (an archive is its own scope). Redirects wait until the end for their targets."""
-        n = self.cfg.global_concurrency
-        queue: asyncio.Queue = asyncio.Queue(maxsize=n)  # bounded: memory does not grow with the archive
-        redirects: list[Redirect] = []
-        records = _archived(paths, self.cfg)
-        reading: list[asyncio.Future] = []  # the read in flight (a thread; not cancellable)
-
-        async def read() -> None:
-            loop = asyncio.get_running_loop()
-            while not self._full():
-                reading[:] = [loop.run_in_executor(None, _take, records, n)]
-                items = await reading[0]
-                if not items:
-                    break
-                for item in items:
-                    await queue.put(item)
-            for _ in range(n):
-                await queue.put(None)
-
-        async def consume() -> None:
-            while (item := await queue.get()) is not None:
-                if isinstance(item, Redirect):
-                    redirects.append(item)
-                elif not self._full():
-                    await self._visit_archived(item)
-                await self._flush()
-
-        tasks = [asyncio.create_task(read())] + [asyncio.create_task(consume()) for _ in range(n)]
-        try:
-            await asyncio.gather(*tasks)
-        finally:  # normally all done; after an error, stop the reader and the rest
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, *reading, return_exceptions=True)
-            records.close()  # closes the file being read
-        for r in redirects:  # as a live crawl says: the target is a page we have, or not
-            if r.target in self.seen:  # only 200 records enter `seen`: the final status
-                r.res.status = 200
-                self._record(_as(r.res, "skipped", f"duplicate_url: {r.target}"), 0)
-            else:
-                self._record(_as(r.res, "failed", f"redirect_not_archived: {r.target}"), 0)
-
-    async def _visit_archived(self, res: Fetched) -> None:
-        try:
-            if res.outcome != "ok":
-                self._record(res, 0)
-            elif res.url in self.seen:
-                self._record(_as(res, "skipped", f"duplicate_url: {res.url}"), 0)
-            else:
-                await self._handle(res, 0, follow=False)
-        except Exception as exc:  # one bad record must not end the ingestion: record it
-            log.exception("crawler error on archived %s", res.url)
-            self._record(_as(res, "failed", f"crawler_error: {type(exc).__name__}: {exc}"), 0)
 
     async def _sitemap_urls(self, seeds: Seeds) -> list[str]:
         for sm in seeds.sitemaps:
@@ -281,20 +196,20 @@ class Crawler:
                 # a full batch (pages, or fetch rows alone) is committed before the item
                 # counts as done, so the frontier never looks empty while a commit runs; a
                 # warehouse error ends the crawl (run() re-raises it)
-                await self._flush()
+                await self.flush()
             finally:
                 self.queue.task_done()
 
     async def _visit_recorded(self, url: str, depth: int) -> None:
         try:
-            if not self._full():
+            if not self.full():
                 await self._visit(url, depth)
         except Exception as exc:  # one bad page must not end the crawl: record it
             log.exception("crawler error on %s", url)
-            self._record(Fetched(url, url, outcome="failed",
+            self.record(Fetched(url, url, outcome="failed",
                                  reason=f"crawler_error: {type(exc).__name__}: {exc}"), depth)
 
-    def _full(self) -> bool:
+    def full(self) -> bool:
         stored = self.summary.stored + self.summary.already_stored
         return self.cfg.max_pages is not None and stored >= self.cfg.max_pages
 
@@ -311,17 +226,17 @@ class Crawler:
             self._follow(self.known[url].links, depth)
             return
         if url.startswith("file:"):  # our own disk: no robots, no politeness, no host limit
-            await self._handle(await self.fetcher.fetch(url), depth)
+            await self.handle(await self.fetcher.fetch(url), depth)
             return
         refusal = await self._refusal(url)
         if refusal:
-            self._record(Fetched(url, url, outcome="skipped", reason=refusal), depth)
+            self.record(Fetched(url, url, outcome="skipped", reason=refusal), depth)
             return
         host = self._host(url)
         async with host.slots:
             await host.pace()
             res = await self.fetcher.fetch(url, self._conditional(url), self._redirect_check)
-        await self._handle(res, depth)
+        await self.handle(res, depth)
 
     def _host(self, url: str) -> _Host:
         key = host_key(url)
@@ -339,20 +254,20 @@ class Crawler:
             headers["If-Modified-Since"] = k.last_modified
         return headers
 
-    async def _handle(self, res: Fetched, depth: int, follow: bool = True) -> None:
+    async def handle(self, res: Fetched, depth: int, follow: bool = True) -> None:
         if res.outcome == "not_modified":
             self._follow(self.known[res.url].links if res.url in self.known else (), depth)
             res.outcome = "skipped"
         if res.outcome != "ok":
-            self._record(res, depth)
+            self.record(res, depth)
             return
         if res.final_url != res.url and res.final_url in self.seen:
-            self._record(_as(res, "skipped", f"duplicate_url: {res.final_url}"), depth)
+            self.record(res.marked("skipped", f"duplicate_url: {res.final_url}"), depth)
             return
         self.seen.add(res.final_url)
         page = await self._extract(res)
         if isinstance(page, str):
-            self._record(_as(res, "failed", page), depth)
+            self.record(res.marked("failed", page), depth)
             return
         if follow and not page.nofollow:
             self._follow(page.links, depth)
@@ -379,16 +294,16 @@ class Crawler:
         if page.canonical and page.canonical not in (res.url, res.final_url) \
                 and not self.scope.refusal(page.canonical):
             if page.canonical in self.known or page.canonical in self.seen:
-                self._record(_as(res, "skipped", f"duplicate_canonical: {page.canonical}"), depth)
+                self.record(res.marked("skipped", f"duplicate_canonical: {page.canonical}"), depth)
                 return
             self.seen.add(page.canonical)
             url = page.canonical
         reason = self._skip_reason(url, page)
         if reason:
-            self._record(_as(res, "skipped", reason), depth)
+            self.record(res.marked("skipped", reason), depth)
             return
-        if self._full():
-            self._record(_as(res, "skipped", "max_pages"), depth)
+        if self.full():
+            self.record(res.marked("skipped", "max_pages"), depth)
             return
         self.hash_owner[page.content_hash] = url
         self.pending_bytes += len(page.text) + len(page.html or "")
@@ -398,7 +313,7 @@ class Crawler:
             links=tuple(Link(u, a) for u, a in page.links), license=page.license,
             language=page.language, etag=res.headers.get("etag"),
             last_modified=res.headers.get("last-modified"), html=page.html, run_id=self.run_id))
-        self._record(res, depth, stored=True)
+        self.record(res, depth, stored=True)
 
     def _skip_reason(self, url: str, page: ex.Extracted) -> str:
         if page.noindex:
@@ -414,7 +329,7 @@ class Crawler:
 
     # ---- bookkeeping ------------------------------------------------------------------
 
-    def _record(self, res: Fetched, depth: int, stored: bool = False) -> None:
+    def record(self, res: Fetched, depth: int, stored: bool = False) -> None:
         outcome = "stored" if stored else ("skipped" if res.outcome == "skipped" else "failed")
         reason = "" if stored else (res.reason or "unknown")
         self.pending_fetches.append(FetchRecord(
@@ -436,7 +351,7 @@ class Crawler:
             or self.pending_bytes >= BATCH_BYTES
             or time.monotonic() - self._last_commit >= COMMIT_EVERY_S)
 
-    async def _flush(self, force: bool = False) -> None:
+    async def flush(self, force: bool = False) -> None:
         """Commit the pending rows when a batch is due. Asked again once the lock is held:
         a worker that waited for the commit before it finds the rows it saw committed."""
         if not self._due(force):
@@ -453,21 +368,6 @@ class Crawler:
         with self.wh.transaction() as tx:  # pages and their fetch rows land together
             tx.append(pages, PageRecord, run_id=self.run_id or None)
             tx.append(fetches, FetchRecord, run_id=self.run_id or None)
-
-
-def _archived(paths, cfg: CrawlConfig) -> Iterator[Fetched | Redirect]:
-    for path in paths:
-        yield from read_warc(path, cfg)
-
-
-def _take(records: Iterator, n: int) -> list:
-    """The next n records (fewer at the end): one hand-off from the reading thread per n."""
-    return list(itertools.islice(records, n))
-
-
-def _as(res: Fetched, outcome: str, reason: str) -> Fetched:
-    res.outcome, res.reason = outcome, reason
-    return res
 
 
 def _robots_agent(user_agent: str) -> str:

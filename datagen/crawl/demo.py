@@ -10,7 +10,8 @@ from typing import Callable
 import httpcore
 
 from datagen.crawl.config import CrawlConfig
-from datagen.crawl.crawler import CrawlSummary, run_crawl
+from datagen.crawl.crawler import run_crawl
+from datagen.crawl.summary import CrawlSummary
 from datagen.crawl.server import serve_folder
 
 DEMO_ENTITIES = 2000

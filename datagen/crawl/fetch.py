@@ -54,6 +54,11 @@ class Fetched:
     elapsed_ms: float = 0.0
     attempts: int = 0
 
+    def marked(self, outcome: str, reason: str) -> "Fetched":
+        """This result with a new outcome and reason (the crawl's verdict on it)."""
+        self.outcome, self.reason = outcome, reason
+        return self
+
 
 class _Refused(Exception):
     def __init__(self, outcome: str, reason: str):

@@ -135,6 +135,8 @@ def _read_payload(record, res: Fetched, cfg: CrawlConfig) -> Fetched:
         return _set(res, "failed", f"decompressed_too_large: over {cfg.max_decompressed_bytes} bytes")
     while record.raw_stream.read(1 << 16):  # what a decoder left (a gzip trailer)
         pass
+    # warcio wraps the body in a LimitReader (its `limit`: bytes declared but not read) only
+    # when the record has a usable Content-Length; otherwise raw_stream is the bare stream.
     if getattr(record.raw_stream, "limit", 0) > 0:  # fewer bytes than the record declares
         return _set(res, "failed", "warc_error: the record is cut short")
     res.body, res.outcome = body, "ok"

@@ -14,7 +14,7 @@ import pytest
 
 import warehouse
 from datagen.crawl import Crawler, run_crawl, serve_folder, serve_handler
-from datagen.crawl.crawler import reason_code
+from datagen.crawl.summary import reason_code
 from datagen.crawl.server import StaticHandler
 from tests.crawl.conftest import demo_world, fast_config
 
