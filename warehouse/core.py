@@ -28,7 +28,7 @@ from warehouse.location import (  # noqa: F401 - re-exported for callers of ware
     LAKE, WarehouseLocation, connect, hide_password, load_extensions,
 )
 from warehouse.runs import code_version, redact  # noqa: F401 - re-exported
-from warehouse.schema import Record, conform, to_arrow
+from warehouse.record import Record, conform, to_arrow
 from warehouse.snapshots import TRAIN_READY_INPUTS, SnapshotScans  # noqa: F401 - re-exported
 
 log = logging.getLogger(__name__)

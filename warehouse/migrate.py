@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from warehouse import errors
-from warehouse.schema import RECORD_TYPES, TRAIN_READY_SQL, TRAIN_READY_VERSION, utcnow
+from warehouse.record import utcnow
+from warehouse.schema import RECORD_TYPES
+from warehouse.views import TRAIN_READY_SQL, TRAIN_READY_VERSION
 
 if TYPE_CHECKING:
     from warehouse.core import Warehouse

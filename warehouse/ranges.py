@@ -5,7 +5,7 @@ Evaluating the view whole aggregates every question, verdict and difficulty row 
 ~430 MB at 1 M, measured with benchmarks' data). Here, when the warehouse holds more than
 `range_rows` questions, one streaming pass splits the view's inputs by key range (the top
 bits of hash(question_id, salt); Arrow files in a temporary folder, written batch by batch),
-and the view's query (schema.TRAIN_READY_SELECT) then runs on one range's rows at a time
+and the view's query (views.TRAIN_READY_SELECT) then runs on one range's rows at a time
 (a Grace-hash-join-style partitioning). Memory is bounded by `range_rows`, the total work
 stays one pass plus one aggregation, and a warehouse that fits in one range is read
 directly, as before.
@@ -32,11 +32,11 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from warehouse.location import LAKE, WarehouseLocation, connect
-from warehouse.schema import train_ready_select
+from warehouse.views import train_ready_select
 
 COLUMNS = ("question_id", "question", "answer", "answer_aliases", "band", "pass_rate")
 RANGE_ROWS = 262_144  # questions per key range (at most): DuckDB holds ~160 MB for one range
-# The view's inputs, and the columns of each it reads (schema.TRAIN_READY_SELECT).
+# The view's inputs, and the columns of each it reads (views.TRAIN_READY_SELECT).
 INPUTS = {
     "questions": ("question_id", "question", "answer", "answer_aliases", "hops",
                   "answer_type", "created_at"),

@@ -1,0 +1,49 @@
+"""The views the warehouse defines over its tables: train_ready, what the trainer reads.
+
+migrate.py creates the view (and recreates it when TRAIN_READY_VERSION moves); ranges.py
+evaluates its query one key range at a time (`train_ready_select`).
+"""
+
+from __future__ import annotations
+
+# The trainer's view: questions whose latest verdict for every check is `pass`
+# (and that have at least one verdict), with the band of their latest difficulty row.
+# `{key}` filters every input by question_id before it is aggregated and `{at}` pins a
+# snapshot: the view uses neither; the trainer's reader (warehouse/ranges.py) evaluates it
+# one key range at a time, at one snapshot.
+TRAIN_READY_VERSION = 2  # bump when TRAIN_READY_SELECT changes: writers then recreate the view
+TRAIN_READY_SELECT = """
+WITH latest_verdicts AS (
+    SELECT question_id, check_name,
+           arg_max(status, created_at) AS status
+    FROM {lake}.verdicts {at} WHERE {key} GROUP BY question_id, check_name
+), verified AS (
+    SELECT question_id FROM latest_verdicts
+    GROUP BY question_id HAVING bool_and(status = 'pass')
+), latest_difficulty AS (
+    SELECT question_id, arg_max(band, created_at) AS band,
+           arg_max(pass_rate, created_at) AS pass_rate
+    FROM {lake}.difficulty {at} WHERE {key} GROUP BY question_id
+), latest_question AS (
+    SELECT question_id, arg_max(question, created_at) AS question,
+           arg_max(answer, created_at) AS answer,
+           arg_max(answer_aliases, created_at) AS answer_aliases,
+           arg_max(hops, created_at) AS hops,
+           coalesce(arg_max(answer_type, created_at), '') AS answer_type,
+           max(created_at) AS created_at
+    FROM {lake}.questions {at} WHERE {key} GROUP BY question_id
+)
+SELECT q.question_id, q.question, q.answer, q.answer_aliases, d.band, d.pass_rate, q.created_at,
+       q.hops, q.answer_type
+FROM latest_question q
+JOIN verified v USING (question_id)
+JOIN latest_difficulty d USING (question_id)
+"""
+TRAIN_READY_SQL = ("CREATE OR REPLACE VIEW {lake}.train_ready AS"
+                   + TRAIN_READY_SELECT.replace("{key}", "TRUE").replace(" {at}", ""))
+
+
+def train_ready_select(lake: str, key: str = "TRUE", at: str = "") -> str:
+    """The train_ready query over `lake`, each input filtered by `key` (SQL on question_id)
+    and read `at` a version (e.g. "AT (VERSION => 12)"; "" = the attached state)."""
+    return TRAIN_READY_SELECT.format(lake=lake, key=key, at=at)
