@@ -9,14 +9,23 @@ from typing import Annotated, Optional
 import typer
 
 from datagen.cli_common import (
-    EndpointOpt, ModelOpt, UserError, WarehouseOpt, add_command, is_tty, open_warehouse,
-    stderr_console, user_errors,
+    ApiKeyEnvOpt, EndpointOpt, ModelOpt, UserError, WarehouseOpt, add_command, is_tty,
+    open_warehouse, stderr_console, user_errors,
 )
 
 STAGES = ("crawl", "compose", "verify", "band")
-ConfigOpt = Annotated[Optional[Path], typer.Option(
+BuildConfigOpt = Annotated[Optional[Path], typer.Option(
     "--config", help="YAML/TOML/JSON file of BuildConfig fields (see examples/build.yaml); "
                      "flags override it.")]
+BuildSeedsArg = Annotated[Optional[list[str]], typer.Argument(
+    help="URLs, sitemaps or folders; none: the built-in demo world (offline).")]
+BackendOpt = Annotated[Optional[str], typer.Option(
+    "--backend", help="The composer: embedded (no model) or llm (needs --model; without "
+                      "--endpoint the model is served by vLLM for the build).")]
+_SeedOpt = Annotated[Optional[int], typer.Option(
+    "--seed", help="Random seed of every stage (same seed, same ids).")]
+CronOpt = Annotated[Optional[str], typer.Option(
+    "--cron", help="Cron schedule of the build, e.g. '0 3 * * *' (none: on demand).")]
 
 
 def register(app: typer.Typer) -> None:
@@ -26,20 +35,9 @@ def register(app: typer.Typer) -> None:
 
 
 @user_errors
-def build(
-    seeds: Annotated[Optional[list[str]], typer.Argument(
-        help="URLs, sitemaps or folders; none: the built-in demo world (offline).")] = None,
-    config: ConfigOpt = None,
-    endpoint: EndpointOpt = None,
-    model: ModelOpt = None,
-    api_key_env: Annotated[Optional[str], typer.Option(
-        "--api-key-env", help="Environment variable that holds the endpoint's API key.")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Random seed of every stage.")] = None,
-    backend: Annotated[Optional[str], typer.Option(
-        "--backend", help="The composer: embedded (no model) or llm (needs --model; without "
-                          "--endpoint the model is served by vLLM for the build).")] = None,
-    warehouse: WarehouseOpt = None,
-) -> None:
+def build(seeds: BuildSeedsArg = None, config: BuildConfigOpt = None, endpoint: EndpointOpt = None,
+          model: ModelOpt = None, api_key_env: ApiKeyEnvOpt = None, seed: _SeedOpt = None,
+          backend: BackendOpt = None, warehouse: WarehouseOpt = None) -> None:
     """Run the whole pipeline: crawl -> compose -> verify -> band, resumable after a crash.
 
     With no seeds it builds, serves and crawls the demo world, so a fresh machine gets a full
@@ -56,8 +54,7 @@ def build(
     root = _root(warehouse)
     cfg = build_config(root, config, seeds=seeds or None, seed=seed, endpoint=endpoint,
                        model_name=model, api_key_env=api_key_env, backend=backend)
-    result = _run_with_progress(root, cfg)
-    _print_report(result.report, root)
+    _print_report(_run_with_progress(root, cfg).report, root)
 
 
 @user_errors
@@ -87,12 +84,8 @@ def verify(
 
 
 @user_errors
-def deploy(
-    config: ConfigOpt = None,
-    cron: Annotated[Optional[str], typer.Option(
-        "--cron", help="Cron schedule of the build, e.g. '0 3 * * *' (none: on demand).")] = None,
-    warehouse: WarehouseOpt = None,
-) -> None:
+def deploy(config: BuildConfigOpt = None, cron: CronOpt = None,
+           warehouse: WarehouseOpt = None) -> None:
     """Serve the build and stage flows as Prefect deployments (needs PREFECT_API_URL).
 
     Serves until Ctrl-C or SIGTERM. Trigger a run with
@@ -101,11 +94,7 @@ def deploy(
     from flows.config import load_build_config
     from flows.run import serve_deployments
     from warehouse.runs import sigterm_interrupts
-    if not _api_url():
-        raise UserError("no Prefect server configured: start one with `prefect server start` "
-                        "and export PREFECT_API_URL=http://127.0.0.1:4200/api")
-    if cron is not None:
-        _check_cron(cron)
+    _check_deploy(cron)
     cfg = load_build_config(config)
     root = _root(warehouse)
     typer.echo(f"serving datagen-build (cron: {cron or 'none'}) and the stage flows for "
@@ -125,13 +114,15 @@ def _own_prefect_home() -> None:
         raise UserError(problem)
 
 
-def _api_url() -> str:
-    from prefect.settings import PREFECT_API_URL
-    return PREFECT_API_URL.value() or ""
-
-
-def _check_cron(cron: str) -> None:
+def _check_deploy(cron: str | None) -> None:
+    """A Prefect server to deploy to, and a cron expression Prefect takes."""
     from prefect.client.schemas.schedules import CronSchedule
+    from prefect.settings import PREFECT_API_URL
+    if not PREFECT_API_URL.value():
+        raise UserError("no Prefect server configured: start one with `prefect server start` "
+                        "and export PREFECT_API_URL=http://127.0.0.1:4200/api")
+    if cron is None:
+        return
     try:
         CronSchedule(cron=cron)
     except ValueError:

@@ -10,7 +10,7 @@ from typing import Annotated, Callable, Optional
 
 import typer
 
-from datagen.config_io import read_config_section, validate
+from datagen.config_io import read_config_section  # noqa: F401 - for the stage commands
 
 WarehouseOpt = Annotated[
     Optional[Path],
@@ -22,6 +22,8 @@ WarehouseOpt = Annotated[
 EndpointOpt = Annotated[Optional[str], typer.Option(
     "--endpoint", help="OpenAI-compatible base URL of the model, e.g. "
                        "http://127.0.0.1:8000/v1.")]
+ApiKeyEnvOpt = Annotated[Optional[str], typer.Option(
+    "--api-key-env", help="Environment variable that holds the endpoint's API key.")]
 ModelOpt = Annotated[Optional[str], typer.Option(
     "--model", help="Model name at --endpoint; without --endpoint, a registry name, folder or "
                     "hub id that vLLM serves locally for this run.")]
@@ -74,7 +76,3 @@ def add_command(app: typer.Typer, name: str, fn: Callable) -> None:
     paragraph as one line (Typer would keep the docstring's line breaks there)."""
     first = (fn.__doc__ or "").strip().split("\n\n")[0]
     app.command(name, short_help=" ".join(first.split()))(fn)
-
-
-# Until cli_compose and cli_band import these from datagen.config_io themselves.
-make_config = validate

@@ -56,60 +56,70 @@ def serve(
         raise UserError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 
+CrawlSeedsArg = Annotated[Optional[list[str]], typer.Argument(
+    help="URLs, sitemap URLs (.xml, .xml.gz), local folders/files (.html, .md, .txt), web "
+         "archives (.warc, .warc.gz), folders or quoted globs of them.")]
+DemoOpt = Annotated[bool, typer.Option("--demo", help="Build, serve and crawl the built-in "
+                                       "demo world (offline; no seeds needed).")]
+PrivateOpt = Annotated[bool, typer.Option(
+    "--allow-private", help="Allow private, loopback and link-local addresses.")]
+_Int, _Float, _List = Optional[int], Optional[float], Optional[list[str]]
+CrawlConfigOpt = Annotated[Optional[Path], typer.Option(
+    "--config", help="YAML/TOML/JSON file with CrawlConfig fields; flags override it.")]
+WarcOutOpt = Annotated[Optional[Path], typer.Option(
+    "--warc-out", help="Also write every response received to rotating gzipped WARC files in "
+                       "this folder.")]
+# CLI flag -> CrawlConfig field, where the two names differ.
+_FIELDS = {"concurrency": "global_concurrency", "per_host": "per_host_concurrency",
+          "delay": "per_host_delay_s", "deadline": "request_deadline_s",
+          "prefix": "url_prefixes"}
+
+
 @user_errors
 def crawl(
-    seeds: Annotated[Optional[list[str]], typer.Argument(
-        help="URLs, sitemap URLs (.xml, .xml.gz), local folders/files (.html, .md, .txt), "
-             "web archives (.warc, .warc.gz), folders or quoted globs of them.")] = None,
-    warehouse: WarehouseOpt = None,
-    demo: Annotated[bool, typer.Option("--demo", help="Build, serve and crawl the built-in "
-                                       "demo world (offline; no seeds needed).")] = False,
-    allow_private: Annotated[bool, typer.Option(
-        "--allow-private", help="Allow private, loopback and link-local addresses.")] = False,
-    max_pages: Annotated[Optional[int], typer.Option("--max-pages", min=1)] = None,
-    max_depth: Annotated[Optional[int], typer.Option("--max-depth", min=0)] = None,
-    concurrency: Annotated[Optional[int], typer.Option("--concurrency", min=1,
-                                                       help="Requests in flight overall.")] = None,
-    per_host: Annotated[Optional[int], typer.Option("--per-host", min=1,
-                                                    help="Requests in flight per host.")] = None,
-    delay: Annotated[Optional[float], typer.Option("--delay", min=0,
-                                                   help="Seconds between requests per host.")] = None,
-    deadline: Annotated[Optional[float], typer.Option("--deadline", min=0.1,
-                                                      help="Total seconds per request.")] = None,
-    include: Annotated[Optional[list[str]], typer.Option("--include", help="Regex a URL must match.")] = None,
-    exclude: Annotated[Optional[list[str]], typer.Option("--exclude", help="Regex to skip.")] = None,
-    prefix: Annotated[Optional[list[str]], typer.Option("--prefix", help="Stay under this URL prefix.")] = None,
-    config: Annotated[Optional[Path], typer.Option("--config", help="YAML/JSON file with "
-                                                   "CrawlConfig fields; flags override it.")] = None,
-    warc_out: Annotated[Optional[Path], typer.Option(
-        "--warc-out", help="Also write every response received to rotating gzipped WARC "
-        "files in this folder.")] = None,
+    seeds: CrawlSeedsArg = None, warehouse: WarehouseOpt = None, demo: DemoOpt = False,
+    allow_private: PrivateOpt = False,
+    max_pages: Annotated[_Int, typer.Option("--max-pages", min=1)] = None,
+    max_depth: Annotated[_Int, typer.Option("--max-depth", min=0)] = None,
+    concurrency: Annotated[_Int, typer.Option("--concurrency", min=1,
+                                                help="Requests in flight overall.")] = None,
+    per_host: Annotated[_Int, typer.Option("--per-host", min=1,
+                                             help="Requests in flight per host.")] = None,
+    delay: Annotated[_Float, typer.Option("--delay", min=0,
+                                            help="Seconds between requests per host.")] = None,
+    deadline: Annotated[_Float, typer.Option("--deadline", min=0.1,
+                                               help="Total seconds per request.")] = None,
+    include: Annotated[_List, typer.Option("--include", help="Regex a URL must match.")] = None,
+    exclude: Annotated[_List, typer.Option("--exclude", help="Regex to skip.")] = None,
+    prefix: Annotated[_List, typer.Option("--prefix", help="Stay under this URL prefix.")] = None,
+    config: CrawlConfigOpt = None, warc_out: WarcOutOpt = None,
 ) -> None:
     """Crawl pages into the warehouse; prints a summary (stored / skipped / failed by reason)."""
+    overrides = _settings(dict(locals()))
+    with open_warehouse(warehouse) as wh:
+        summary = _run_with_progress(wh, demo, overrides)
+    _print_summary(summary, wh.root)
+
+
+def _settings(flags: dict) -> dict:
+    """CrawlConfig fields from the config file and the flags given (flags win), checked
+    before a warehouse is made for a crawl that cannot start."""
     from datagen.crawl import CrawlConfig
-    flags = {"allow_private": allow_private or None, "max_pages": max_pages,
-             "max_depth": max_depth, "global_concurrency": concurrency,
-             "per_host_concurrency": per_host, "per_host_delay_s": delay,
-             "request_deadline_s": deadline, "include": include or None,
-             "exclude": exclude or None, "url_prefixes": prefix or None,
-             "warc_out": str(warc_out) if warc_out else None}
-    overrides = {**read_config_section(config, "crawl", "CrawlConfig"),
-                 **{k: v for k, v in flags.items() if v is not None}}
-    if not demo and not seeds and not overrides.get("seeds"):
+    seeds, demo, warc_out = flags["seeds"], flags["demo"], flags["warc_out"]
+    given = {_FIELDS.get(k, k): v for k, v in flags.items() if k not in
+             ("seeds", "demo", "warehouse", "config") and v is not None and v is not False
+             and v != []}  # not given (0 is a value: --max-depth 0)
+    out = {**read_config_section(flags["config"], "crawl", "CrawlConfig"), **given}
+    if not demo and not seeds and not out.get("seeds"):
         raise UserError("give URLs or folders to crawl, or --demo for the built-in demo world")
     if demo and seeds:
         raise UserError("--demo crawls the built-in demo world; drop the seeds or drop --demo")
     if warc_out is not None and warc_out.exists() and not warc_out.is_dir():
         raise UserError(f"--warc-out {warc_out} is a file; give a folder")
-    if seeds:
-        overrides["seeds"] = list(seeds)
-    validate(CrawlConfig, overrides, "crawl settings")  # before a warehouse is made for a run that can't start
-    wh = open_warehouse(warehouse)
-    try:
-        summary = _run_with_progress(wh, demo, overrides)
-    finally:
-        wh.close()
-    _print_summary(summary, wh.root)
+    out.update({"seeds": list(seeds)} if seeds else {})
+    out.update({"warc_out": str(warc_out)} if warc_out else {})
+    validate(CrawlConfig, out, "crawl settings")
+    return out
 
 
 def _run_with_progress(wh, demo: bool, overrides: dict):

@@ -82,32 +82,29 @@ def export(
     typer.echo(str(res.out_dir))
 
 
+KeepDaysOpt = Annotated[float, typer.Option(
+    "--keep-snapshots-days", min=0, help="Keep snapshots (time travel) this many days.")]
+OrphanAgeOpt = Annotated[float, typer.Option(
+    "--orphan-min-age-hours", min=0,
+    help="Delete unreferenced files only when older than this (protects commits in flight).")]
+DryRunOpt = Annotated[bool, typer.Option(
+    "--dry-run", help="Report what expiry and cleanup would remove; change nothing.")]
+
+
 @user_errors
-def maintain(
-    keep_snapshots_days: Annotated[float, typer.Option(
-        "--keep-snapshots-days", min=0, help="Keep snapshots (time travel) this many days.")] = 7.0,
-    orphan_min_age_hours: Annotated[float, typer.Option(
-        "--orphan-min-age-hours", min=0,
-        help="Delete unreferenced files only when older than this (protects commits in flight).")] = 1.0,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what expiry and cleanup "
-                                          "would remove; change nothing.")] = False,
-    warehouse: WarehouseOpt = None,
-) -> None:
+def maintain(keep_snapshots_days: KeepDaysOpt = 7.0, orphan_min_age_hours: OrphanAgeOpt = 1.0,
+             dry_run: DryRunOpt = False, warehouse: WarehouseOpt = None) -> None:
     """Compact small files, expire old snapshots and delete unused files (DuckLake's own
     maintenance functions)."""
     from datagen.cli_common import open_warehouse
     from warehouse.maintain import maintain as run_maintain
-    console = stderr_console()
-    wh = open_warehouse(warehouse, create=False)
-    try:
-        if is_tty():
-            with console.status("maintaining…") as status:
+    with open_warehouse(warehouse, create=False) as wh:
+        if not is_tty():
+            rep = run_maintain(wh, keep_snapshots_days, orphan_min_age_hours, dry_run)
+        else:
+            with stderr_console().status("maintaining…") as status:
                 rep = run_maintain(wh, keep_snapshots_days, orphan_min_age_hours, dry_run,
                                    progress=lambda step: status.update(f"maintain: {step}"))
-        else:
-            rep = run_maintain(wh, keep_snapshots_days, orphan_min_age_hours, dry_run)
-    finally:
-        wh.close()
     _print_maintain(rep)
 
 
