@@ -13,12 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from datagen.compose.config import ComposeConfig
 from datagen.config_io import problems, read_config_file, validate
-from datagen.crawl.config import CrawlConfig
+from datagen.crawl.config import DEMO_ENTITIES, CrawlConfig
 from datagen.endpoint import EndpointSpec
 from difficulty.config import BandConfig
 from verifiers.config import VerifyConfig
-
-DEMO_ENTITIES = 2000
 
 
 class DemoSpec(BaseModel):

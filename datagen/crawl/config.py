@@ -8,6 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 PROJECT_UA = "hardqa-datagen/0.1 (hardqa QA data engine; research crawler; honours robots.txt)"
 ROBOTS_AGENT = "hardqa-datagen"
+# the built-in demo world's size by default (`crawl_demo`, a build's `demo.entities`)
+DEMO_ENTITIES = 2000
 
 
 class CrawlConfig(BaseModel):

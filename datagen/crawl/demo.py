@@ -9,12 +9,11 @@ from typing import Callable
 
 import httpcore
 
-from datagen.crawl.config import CrawlConfig
+from datagen.crawl.config import DEMO_ENTITIES, CrawlConfig
 from datagen.crawl.crawler import run_crawl
 from datagen.crawl.summary import CrawlSummary
 from datagen.crawl.server import serve_folder
 
-DEMO_ENTITIES = 2000
 DEMO_SEED = 0
 # The demo's pages are stored under this base whatever port its server gets, so a re-run,
 # a resumed build and two builds at once all see the same URLs (a re-run is a conditional

@@ -12,19 +12,15 @@ catalog is no option, concurrent use of two locks that catalog up. Past `max_row
 from __future__ import annotations
 
 import collections
-import datetime as dt
 import logging
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from datagen.llm.types import ChatRequest, ChatResult
+from warehouse.record import utcnow
 
 log = logging.getLogger(__name__)
-
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
 
 
 @dataclass
