@@ -33,6 +33,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 TensorBatch = Mapping[str, Any]  # str -> torch.Tensor [B, T] (or [B] for per-sequence values)
 # loss_fn(logprobs [B, T] with grad, batch) -> (scalar loss, stats dict of floats).
 LossFn = Callable[[Any, TensorBatch], "tuple[Any, dict[str, float]]"]
+Message = tuple[str, str]  # one chat message: (role, text)
 
 
 @dataclass(frozen=True)

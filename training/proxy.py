@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from training.api import GenerationRequest, GenerationResult, InferenceEngine
+from training.api import GenerationRequest, GenerationResult, InferenceEngine, Message
 
 logger = logging.getLogger(__name__)
 
@@ -77,9 +77,6 @@ class ProxyError(ValueError):
     def __init__(self, message: str, code: str = "invalid_request"):
         super().__init__(message)
         self.code = code
-
-
-Message = tuple[str, str]   # (role, text)
 
 
 @dataclass(frozen=True)

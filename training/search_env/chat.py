@@ -17,10 +17,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Sequence
 
+from training.api import Message
+
 __all__ = ["continuation", "continue_ids", "end_of_turn_ids", "prompt_ids", "render_ids",
            "render_text", "tool_role"]
 
-Message = tuple[str, str]   # (role, text)
 
 _PROBE = "\u2063probe\u2063"
 _TOOL_PROBE = "\u2063tool probe\u2063"

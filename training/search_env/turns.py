@@ -24,8 +24,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from training.api import GenerationResult, InferenceEngine
-from training.search_env.chat import Message, continuation
+from training.api import GenerationResult, InferenceEngine, Message
+from training.search_env.chat import continuation
 
 if TYPE_CHECKING:
     from datagen.llm import ChatClient
