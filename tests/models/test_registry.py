@@ -16,7 +16,7 @@ from datagen.cli import main
 from datagen.models import (
     ChecksumMismatch, NotPulled, PullFailed, UnknownModel, pull_model, resolve_model,
 )
-from datagen.models.pull import MARKER
+from datagen.models.pull import MODEL_MARKER
 
 NAME = "smollm2-135m-instruct"
 
@@ -33,7 +33,7 @@ def fake_pulled(root: Path, name: str = NAME) -> Path:
     folder = root / name
     folder.mkdir(parents=True)
     (folder / "config.json").write_text("{}")
-    (folder / MARKER).write_text(json.dumps({"name": name}))
+    (folder / MODEL_MARKER).write_text(json.dumps({"name": name}))
     return folder
 
 

@@ -55,10 +55,10 @@ def test_every_example_validates(path, tmp_path, monkeypatch):
     """Registry models (`model.name`) resolve to a pulled folder when the config is read:
     here a folder marked pulled stands in, so the check needs no download."""
     from datagen.models import REGISTRY
-    from datagen.models.pull import MARKER
+    from datagen.models.pull import MODEL_MARKER
     for name in REGISTRY:
         (tmp_path / name).mkdir()
-        (tmp_path / name / MARKER).write_text("{}")
+        (tmp_path / name / MODEL_MARKER).write_text("{}")
     monkeypatch.setenv("DATAGEN_MODELS", str(tmp_path))
     data = yaml.safe_load(path.read_text())
     if "rollout" in data or "warm_start" in data:
