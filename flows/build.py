@@ -98,8 +98,8 @@ def build_flow(warehouse: str, config: dict[str, Any]) -> BuildResult:
     build_run_id = _start_build(warehouse, cfg)
     out = BuildResult(build_run_id)
     with finishing(build_run_id, finish_in(warehouse)) as run:
-        from flows.runner import cluster, with_runner
-        with cluster(cfg) as address:  # None unless runner: dask
+        from flows.runner import scheduler_address, with_runner
+        with scheduler_address(cfg) as address:  # None unless runner: dask
             for stage, stage_flow in STAGE_FLOWS.items():
                 out.stages[stage] = with_runner(stage_flow, address)(warehouse, config,
                                                                      build_run_id)

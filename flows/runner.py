@@ -45,7 +45,7 @@ SHARDS_PER_THREAD = 1  # one shard per worker thread
 
 
 @contextlib.contextmanager
-def cluster(cfg: BuildConfig) -> Iterator[str | None]:
+def scheduler_address(cfg: BuildConfig) -> Iterator[str | None]:
     """The scheduler address the build's stage flows submit to (None: default runner)."""
     if cfg.runner != "dask":
         yield None
@@ -96,7 +96,7 @@ def with_runner(stage_flow, address: str | None):
 
 # ---- planning ---------------------------------------------------------------------------
 
-def plan(stage: str, root: str, cfg: dict[str, Any], n: int) -> list[dict[str, Any]]:
+def plan_shards(stage: str, root: str, cfg: dict[str, Any], n: int) -> list[dict[str, Any]]:
     """The shards of one stage: each a dict of what narrows the stage to its part."""
     if stage == "crawl":
         return [] if cfg.get("demo") is not None else _by_host(cfg.get("seeds") or [])
@@ -143,7 +143,7 @@ def run_sharded(stage: str, root: str, cfg: dict[str, Any], build_run_id: str,
     its StageRun; one shard or none: the stage's usual task, submitted to a worker."""
     from flows.build import StageRun
     t0 = time.perf_counter()
-    shards = plan(stage, root, cfg, _shard_count())
+    shards = plan_shards(stage, root, cfg, _shard_count())
     if len(shards) <= 1:
         [result] = with_rows(root, 1, lambda _, refresh: stage_task_named(
             stage, refresh=refresh).submit(stage, root, cfg, build_run_id, key).result)

@@ -35,8 +35,10 @@ REWORDINGS = [
     (r"\bwrote\b", "was the author of"), (r"\bdied\b", "passed away"),
 ]
 LEAD_INS = ["Can you tell me ", "Do you know ", "Quick question: ", "I wonder, "]
-TEMPLATES = ["When was {} founded?", "What is the population of {}?", "Who owns {} today?",
-             "What language is spoken in {}?", "How tall is {}?", "What colour is the logo of {}?"]
+# questions about a name taken from an indexed question, asking something else of it
+UNRELATED_TEMPLATES = ["When was {} founded?", "What is the population of {}?",
+                       "Who owns {} today?", "What language is spoken in {}?", "How tall is {}?",
+                       "What colour is the logo of {}?"]
 _NAME = re.compile(r"(?<!^)(?<![.?!] )\b([A-Z][a-z]+(?: [A-Z][a-z]+)+)")
 
 
@@ -131,7 +133,7 @@ def _templated(indexed: list[str], n: int, rng: random.Random) -> list[LabelledQ
     for q in rng.sample(indexed, len(indexed)):
         m = _NAME.search(q)
         if m and len(out) < n:
-            out.append(LabelledQuestion(rng.choice(TEMPLATES).format(m.group(1)), False,
+            out.append(LabelledQuestion(rng.choice(UNRELATED_TEMPLATES).format(m.group(1)), False,
                                         "templated", q))
     return out
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MONTHS = {m: i + 1 for i, m in enumerate(
+MONTH_NUMBERS = {m: i + 1 for i, m in enumerate(
     "january february march april may june july august september october november december"
     .split())}
-MONTHS.update({m[:3]: v for m, v in list(MONTHS.items())})
-MONTHS.update({"sept": 9})
-MONTHS.pop("may", None)
-MONTHS["may"] = 5
+MONTH_NUMBERS.update({m[:3]: v for m, v in list(MONTH_NUMBERS.items())})
+MONTH_NUMBERS.update({"sept": 9})
+MONTH_NUMBERS.pop("may", None)
+MONTH_NUMBERS["may"] = 5
 _AMBIGUOUS_MONTHS = {"mar", "may", "jun", "jan", "dec", "aug", "sep", "oct", "nov", "feb", "apr",
                      "jul"}
 
@@ -50,8 +50,8 @@ def _year(tok: str) -> int | None:
 
 
 def _month(tok: str, allow_ambiguous: bool) -> int | None:
-    if tok in MONTHS and (allow_ambiguous or tok not in _AMBIGUOUS_MONTHS or len(tok) > 3):
-        return MONTHS[tok]
+    if tok in MONTH_NUMBERS and (allow_ambiguous or tok not in _AMBIGUOUS_MONTHS or len(tok) > 3):
+        return MONTH_NUMBERS[tok]
     return None
 
 

@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT_S = 5
+MATH_TIMEOUT_S = 5
 WORKER_START_TIMEOUT_S = 120  # a fresh worker imports math-verify and sympy (~1 s idle)
 
 
@@ -113,7 +113,7 @@ def _or_false(verify, gold: list, pred: list, **kwargs) -> bool:
 
 
 def math_equivalent(pred: str, gold: str, options: Mapping[str, Any] | None = None,
-                    timeout_s: int = DEFAULT_TIMEOUT_S) -> bool:
+                    timeout_s: int = MATH_TIMEOUT_S) -> bool:
     """True when ``pred`` and ``gold`` denote the same mathematical object.
 
     ``options`` are Math-Verify's per-case options (``match_types``,

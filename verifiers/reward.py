@@ -24,7 +24,7 @@ from verifiers.candidates import MAX_CHARS, MAX_EXTRA_WORDS, coarser, refusal
 from verifiers.equivalence import score_answer
 from verifiers.extract import boxed_contents, extract_final_answer, strip_reasoning
 from verifiers.judge import LLMJudge
-from verifiers.mathcheck import DEFAULT_TIMEOUT_S, looks_mathematical, math_equivalent
+from verifiers.mathcheck import MATH_TIMEOUT_S, looks_mathematical, math_equivalent
 from verifiers.normalize import squad_normalize
 
 REWARD_MODES = ("reward", "strict", "judge")
@@ -41,7 +41,7 @@ def score_response(response: str, gold: str, aliases: Sequence[str] = (),
                    question: str | None = None, *, mode: str = "reward",
                    judge: LLMJudge | None = None,
                    math_options: Mapping[str, Any] | None = None,
-                   timeout_s: int = DEFAULT_TIMEOUT_S, max_extra_words: int = MAX_EXTRA_WORDS,
+                   timeout_s: int = MATH_TIMEOUT_S, max_extra_words: int = MAX_EXTRA_WORDS,
                    max_chars: int = MAX_CHARS) -> RewardResult:
     """Judge a full generation against the gold answer; see :func:`reward`."""
     if mode not in REWARD_MODES:
@@ -105,7 +105,7 @@ def _latex(text: str) -> bool:
 def reward(response: str, gold: str, aliases: Sequence[str] = (), question: str | None = None,
            *, mode: str = "reward", judge: LLMJudge | None = None,
            math_options: Mapping[str, Any] | None = None,
-           timeout_s: int = DEFAULT_TIMEOUT_S, max_extra_words: int = MAX_EXTRA_WORDS,
+           timeout_s: int = MATH_TIMEOUT_S, max_extra_words: int = MAX_EXTRA_WORDS,
            max_chars: int = MAX_CHARS) -> float:
     """1.0 when the final answer of ``response`` is the gold answer, else 0.0.
 

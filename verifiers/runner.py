@@ -23,11 +23,11 @@ if TYPE_CHECKING:
     from warehouse import Warehouse
 
 log = logging.getLogger(__name__)
-DEFAULT_TIMEOUT_S = 600.0
+CHECK_TIMEOUT_S = 600.0
 
 
 def run_check(check: Check, questions: Sequence[QuestionRecord], ctx: CheckContext,
-              timeout_s: float = DEFAULT_TIMEOUT_S) -> list[CheckResult]:
+              timeout_s: float = CHECK_TIMEOUT_S) -> list[CheckResult]:
     """One check over a batch; crashes and timeouts become ``error`` results."""
     pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"check-{check.name}")
     future = pool.submit(check.run, list(questions), ctx)
@@ -71,7 +71,7 @@ class ChecksSummary:
 
 def run_checks(wh: "Warehouse | None", questions: Sequence[QuestionRecord],
                checks: Sequence[Check], run_id: str, *, judge: AlternativesJudge | None = None,
-               pages: PageSearch | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+               pages: PageSearch | None = None, timeout_s: float = CHECK_TIMEOUT_S,
                write: bool = True) -> ChecksSummary:
     """Run ``checks`` over ``questions``; write one verdict per (question, check) in one commit.
 

@@ -8,7 +8,7 @@ import calendar
 import datetime as dt
 
 from datagen.seeds.chain import Literal
-from datagen.seeds.patterns import MONTHS
+from datagen.seeds.patterns import MONTH_NAMES
 
 _SEASONS = (("spring", 3, 5), ("summer", 6, 8), ("autumn", 9, 11))
 
@@ -38,7 +38,8 @@ def year_forms(y: int) -> list[tuple[str, str, object, object]]:
 def date_forms(iso: str) -> list[tuple[str, str, object, object]]:
     d = dt.date.fromisoformat(iso)
     last = calendar.monthrange(d.year, d.month)[1]
-    out = [(f"{MONTHS[d.month - 1]} {d.year}", "month", dt.date(d.year, d.month, 1).isoformat(),
+    month = MONTH_NAMES[d.month - 1]
+    out = [(f"{month} {d.year}", "month", dt.date(d.year, d.month, 1).isoformat(),
             dt.date(d.year, d.month, last).isoformat())]
     for name, first, end in _SEASONS:
         if first <= d.month <= end:

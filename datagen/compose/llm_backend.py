@@ -342,7 +342,8 @@ def asks_another_kind(question: str, answer_type: str) -> bool:
     return answer_type == "entity" and bool(_NOT_ENTITY.search(question))
 
 
-def content_words(text: str) -> set[str]:
+def long_words(text: str) -> set[str]:
+    """The words of four letters or more in `text`, less question words and articles."""
     return {w for w in re.findall(r"[a-z][a-z'-]{3,}", text.lower()) if w not in _PLAIN}
 
 
@@ -356,8 +357,8 @@ def kept_share(text: str, draft: str) -> float:
     >>> kept_share("What was the first king of Lost Roads?", "Which city published Lost Roads?")
     0.5
     """
-    words = content_words(draft)
-    return len(words & content_words(text)) / len(words) if words else 1.0
+    words = long_words(draft)
+    return len(words & long_words(text)) / len(words) if words else 1.0
 
 
 def quoted(items: Sequence[str]) -> str:

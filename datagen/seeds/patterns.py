@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
+MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August",
           "September", "October", "November", "December"]
-_MONTH = "(?:" + "|".join(MONTHS) + ")"
+_MONTH = "(?:" + "|".join(MONTH_NAMES) + ")"
 # "16 July 1966", "July 16, 1966"
 DATE = rf"(?:\d{{1,2}} {_MONTH} \d{{3,4}}|{_MONTH} \d{{1,2}}, \d{{3,4}})"
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")

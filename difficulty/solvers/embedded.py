@@ -49,7 +49,7 @@ class Candidate:
     score: float
 
 
-def answer_type(question: str) -> str:
+def asked_answer_type(question: str) -> str:
     """year | date | number | name: what shape of answer the question asks for."""
     q = question.lower()
     if re.search(r"\bwhat name\b|\bcalled\?|\bname\b|^who\b|\bwho\b|\bwhom\b", q):
@@ -65,7 +65,8 @@ def answer_type(question: str) -> str:
     return "name"
 
 
-def content_words(text: str) -> set[str]:
+def match_words(text: str) -> set[str]:
+    """The lower-cased words of `text` a question is matched on (STOP words dropped)."""
     return {w.lower() for w in _WORD.findall(text)} - STOP
 
 
@@ -161,7 +162,7 @@ class EmbeddedSolver(Solver):
         """The question's own search: its candidates of the asked type and the names worth
         following, harvested from its hits in one pass (kept until `candidates` is done)."""
         if question not in self._firsts:
-            kind, qwords = answer_type(question), self._content_words(question)
+            kind, qwords = asked_answer_type(question), self._match_words(question)
             hits = self._search(question)
             kinds = (kind,) if kind == "name" else (kind, "name")
             found = self._harvest(hits, question, kinds, qwords, 1.0)
@@ -188,19 +189,19 @@ class EmbeddedSolver(Solver):
         scores: list[dict[str, float]] = [{} for _ in kinds]
         qlow = question.lower()
         for rank, hit in enumerate(hits[: self.open_pages]):
-            weight_page = weight / (1 + rank) * (1 + len(self._content_words(hit.title) & qwords))
+            weight_page = weight / (1 + rank) * (1 + len(self._match_words(hit.title) & qwords))
             for st, overlap in self._page(hit.url).matching(qwords):
                 for kind, into in zip(kinds, scores):
                     for cand in st.candidates(kind, question, qlow):
                         # a candidate that repeats the question's words counts for less
-                        echo = 0.2 if self._content_words(cand) & qwords else 1.0
+                        echo = 0.2 if self._match_words(cand) & qwords else 1.0
                         into[cand] = into.get(cand, 0.0) + weight_page * overlap * echo
         return scores
 
-    def _content_words(self, text: str) -> frozenset[str]:
-        """`content_words` of a title or candidate, once per text: the same few recur."""
+    def _match_words(self, text: str) -> frozenset[str]:
+        """`match_words` of a title or candidate, once per text: the same few recur."""
         if text not in self._words:
-            self._words[text] = frozenset(content_words(text))
+            self._words[text] = frozenset(match_words(text))
         return self._words[text]
 
     def _page(self, url: str) -> "_Page":
@@ -261,7 +262,7 @@ class _Statement:
 
     def candidates(self, kind: str, question: str, qlow: str) -> list[str]:
         if kind not in self._found:
-            self._found[kind] = spans(self.value or self.text, kind)
+            self._found[kind] = answer_spans(self.value or self.text, kind)
         cands = [f for f in self._found[kind] if f and f.lower() not in qlow]
         if self.value and not cands and kind == "name" and _plain_value(self.value, question):
             return [self.value]
@@ -274,11 +275,11 @@ def _statements(text: str, title: str):
     question; a sentence is matched as it stands."""
     for key, value in _ROW.findall(text):
         match = f"{title} {key}"
-        yield _Statement(match, value, frozenset(content_words(match)))
+        yield _Statement(match, value, frozenset(match_words(match)))
     prose = _ROW.sub(" ", text)
     for sent in _SENT.split(prose):
         if len(sent.split()) <= MAX_SENTENCE_WORDS:
-            yield _Statement(sent, "", frozenset(content_words(sent)))
+            yield _Statement(sent, "", frozenset(match_words(sent)))
 
 
 def _plain_value(value: str, question: str) -> bool:
@@ -290,10 +291,10 @@ def _plain_value(value: str, question: str) -> bool:
 def extract(sentence: str, kind: str, question: str) -> list[str]:
     """Spans of `sentence` shaped like the answer, that the question does not already say."""
     qlow = question.lower()
-    return [f for f in spans(sentence, kind) if f and f.lower() not in qlow]
+    return [f for f in answer_spans(sentence, kind) if f and f.lower() not in qlow]
 
 
-def spans(sentence: str, kind: str) -> list[str]:
+def answer_spans(sentence: str, kind: str) -> list[str]:
     """Every span of `sentence` shaped like an answer of `kind`."""
     if kind == "year":
         return _YEAR.findall(sentence)

@@ -8,7 +8,7 @@ import warehouse
 from datagen.tools import PageTools
 from difficulty import BandConfig, run_band
 from difficulty.records import SolverQuestion
-from difficulty.solvers.embedded import EmbeddedSolver, answer_type
+from difficulty.solvers.embedded import EmbeddedSolver, asked_answer_type
 from tests.difficulty.conftest import PAGES
 from warehouse import Evidence, QuestionRecord, VerdictRecord
 
@@ -72,10 +72,10 @@ def test_attempts_differ_by_sampling_and_replay_by_seed():
 
 
 def test_answer_types():
-    assert answer_type("In what year was Zorbia founded?") == "year"
-    assert answer_type("On what date was Ilsa Varn born?") == "date"
-    assert answer_type("How many people live in Kelm?") == "number"
-    assert answer_type("The mayor born on 3 May 1950 goes by what name?") == "name"
+    assert asked_answer_type("In what year was Zorbia founded?") == "year"
+    assert asked_answer_type("On what date was Ilsa Varn born?") == "date"
+    assert asked_answer_type("How many people live in Kelm?") == "number"
+    assert asked_answer_type("The mayor born on 3 May 1950 goes by what name?") == "name"
 
 
 def _scripted(body):

@@ -81,7 +81,7 @@ def make_probe(answers: tuple[str, ...]) -> Callable[[str], bool]:
     return keys.__contains__
 
 
-def spans(text: str, max_words: int = 12) -> Iterable[tuple[str, str]]:
+def word_spans(text: str, max_words: int = 12) -> Iterable[tuple[str, str]]:
     """(span, SQuAD-normalised key) of `text`'s word spans, shortest first (so the oracle
     answers as briefly as it can); words are normalised once, not once per span."""
     from verifiers import squad_normalize
@@ -111,7 +111,7 @@ class OraclePolicy:
                 a.transcript += f"<open>{url}#{offset}</open>\n"
                 offset = view.next_offset
         a.turns = a.tool_calls + 1
-        a.answer = next((s for t in texts for s, key in spans(t) if probe(key)), None)
+        a.answer = next((s for t in texts for s, key in word_spans(t) if probe(key)), None)
         return a
 
 
