@@ -1,21 +1,17 @@
-"""CLI command of the band stage: `datagen band` (kept light to import).
-
-Parses the flags into a BandConfig, builds the policy solver a `policy:PATH` names (from
-training's inference engine, which `difficulty` itself never imports), calls
-`difficulty.stage.band_stage`, and prints the band x hops table with the plot's path.
-"""
+"""CLI command of the band stage: `datagen band` (kept light to import). It builds the
+policy solver a `policy:PATH` names here, as `difficulty` itself never imports training."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from datagen.cli_common import (
-    EndpointOpt, ModelOpt, WarehouseOpt, add_command, is_tty, read_config_section, user_errors,
+    EndpointOpt, ModelOpt, WarehouseOpt, add_command, read_config_section, user_errors,
 )
+from datagen.cli_model import wants_local_endpoint, with_local_endpoint
 
 
 def register(app: typer.Typer) -> None:
@@ -57,19 +53,16 @@ def band(warehouse: WarehouseOpt = None, solver: SolverOpt = "embedded", where: 
     without --endpoint serves the model with vLLM for the run.
     """
     params = dict(locals())
-    from datagen.cli_model import wants_local_endpoint, with_local_endpoint
     if solver == "llm" and wants_local_endpoint(model, endpoint, None):
         return with_local_endpoint(band, params)
+    from difficulty.report import band_with_progress, print_summary
     from difficulty.stage import band_config
     cfg = band_config(read_config_section(config, "band", "BandConfig"), solver=solver,
                       where=where, from_rollouts=from_rollouts, max_k=max_k,
                       confidence=confidence, endpoint=endpoint, model=model,
                       rollout_window=rollout_window, seed=seed)
-    result = _run(warehouse, cfg, no_tool_check)
-    if no_tool_check:
-        typer.echo(f"no-tool check: {result.no_tool['fail']} answered without tools (verdict "
-                   f"fail), {result.no_tool['pass']} not", err=True)
-    print_summary(result.summary)
+    result = band_with_progress(warehouse, cfg, _policy_solver(cfg), no_tool_check)
+    print_summary(result.summary, result.no_tool if no_tool_check else None)
 
 
 def _policy_solver(cfg):
@@ -80,41 +73,3 @@ def _policy_solver(cfg):
     from datagen.models import resolve_model
     from training.evaluation.policies import policy_solver
     return policy_solver(resolve_model(cfg.solver.split(":", 1)[1]))
-
-
-def _run(warehouse: Optional[Path], cfg, no_tool_check: bool):
-    """The stage under a progress bar on stderr (when it is a terminal)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from datagen.cli_common import stderr_console
-    from difficulty.stage import band_stage
-    columns = (TextColumn("band"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=stderr_console(), disable=not is_tty(), transient=True) as bar:
-        task = bar.add_task("band", total=None)
-        return band_stage(warehouse, cfg, solver=_policy_solver(cfg), no_tool_check=no_tool_check,
-                          progress=lambda done, total: bar.update(task, completed=done,
-                                                                  total=total))
-
-
-def print_summary(s) -> None:
-    """Band x hops counts, mean pass rate per hop count, stop reasons, the plot's path."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from difficulty import BANDS
-    table = Table(title=f"band {s.run_id} ({s.solver})", title_justify="left")
-    table.add_column("hops")
-    for b in BANDS:
-        table.add_column(b, justify="right")
-    table.add_column("total", justify="right")
-    table.add_column("mean pass rate", justify="right")
-    for hops, row in s.by_band_hops.items():
-        table.add_row(hops, *(str(row.get(b, 0)) for b in BANDS), str(sum(row.values())),
-                      f"{s.mean_pass_rate_by_hops.get(hops, 0.0):.3f}")
-    console = Console(file=sys.stdout, width=max(100, Console().width))
-    console.print(table)
-    stops = ", ".join(f"{k} {v}" for k, v in sorted(s.stop_reasons.items()))
-    console.print(f"{s.banded} banded ({s.skipped_already_banded} already banded, skipped), "
-                  f"{s.attempts} attempts ({s.failed_attempts} failed); stops: {stops or '-'}")
-    if s.plot_path:  # unwrapped, so scripts can pick the path up
-        typer.echo(f"plot: {s.plot_path}")

@@ -4,7 +4,6 @@ and one-line errors for user mistakes. Config files and config errors are datage
 from __future__ import annotations
 
 import functools
-import sys
 from pathlib import Path
 from typing import Annotated, Callable, Optional
 
@@ -60,15 +59,6 @@ def open_warehouse(path: Optional[Path], *, create: bool = True, read_only: bool
                    snapshot: int | None = None):
     import warehouse
     return warehouse.open(path, create=create, read_only=read_only, snapshot=snapshot)
-
-
-def stderr_console():
-    from rich.console import Console
-    return Console(stderr=True)
-
-
-def is_tty() -> bool:
-    return sys.stderr.isatty()
 
 
 def add_command(app: typer.Typer, name: str, fn: Callable) -> None:

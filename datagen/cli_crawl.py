@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from datagen.cli_common import (
-    UserError, WarehouseOpt, add_command, is_tty, open_warehouse, user_errors,
-)
-from datagen.config_io import read_config_section, validate
+from datagen.cli_common import UserError, WarehouseOpt, add_command, open_warehouse, user_errors
 
 
 def register(app: typer.Typer) -> None:
@@ -66,13 +62,16 @@ PrivateOpt = Annotated[bool, typer.Option(
 _Int, _Float, _List = Optional[int], Optional[float], Optional[list[str]]
 CrawlConfigOpt = Annotated[Optional[Path], typer.Option(
     "--config", help="YAML/TOML/JSON file with CrawlConfig fields; flags override it.")]
+ConcurrencyOpt = Annotated[_Int, typer.Option("--concurrency", min=1,
+                                              help="Requests in flight overall.")]
+PerHostOpt = Annotated[_Int, typer.Option("--per-host", min=1, help="Requests in flight per host.")]
+DelayOpt = Annotated[_Float, typer.Option("--delay", min=0,
+                                          help="Seconds between requests per host.")]
+DeadlineOpt = Annotated[_Float, typer.Option("--deadline", min=0.1,
+                                             help="Total seconds per request.")]
 WarcOutOpt = Annotated[Optional[Path], typer.Option(
     "--warc-out", help="Also write every response received to rotating gzipped WARC files in "
                        "this folder.")]
-# CLI flag -> CrawlConfig field, where the two names differ.
-_FIELDS = {"concurrency": "global_concurrency", "per_host": "per_host_concurrency",
-          "delay": "per_host_delay_s", "deadline": "request_deadline_s",
-          "prefix": "url_prefixes"}
 
 
 @user_errors
@@ -81,83 +80,18 @@ def crawl(
     allow_private: PrivateOpt = False,
     max_pages: Annotated[_Int, typer.Option("--max-pages", min=1)] = None,
     max_depth: Annotated[_Int, typer.Option("--max-depth", min=0)] = None,
-    concurrency: Annotated[_Int, typer.Option("--concurrency", min=1,
-                                                help="Requests in flight overall.")] = None,
-    per_host: Annotated[_Int, typer.Option("--per-host", min=1,
-                                             help="Requests in flight per host.")] = None,
-    delay: Annotated[_Float, typer.Option("--delay", min=0,
-                                            help="Seconds between requests per host.")] = None,
-    deadline: Annotated[_Float, typer.Option("--deadline", min=0.1,
-                                               help="Total seconds per request.")] = None,
+    concurrency: ConcurrencyOpt = None, per_host: PerHostOpt = None, delay: DelayOpt = None,
+    deadline: DeadlineOpt = None,
     include: Annotated[_List, typer.Option("--include", help="Regex a URL must match.")] = None,
     exclude: Annotated[_List, typer.Option("--exclude", help="Regex to skip.")] = None,
     prefix: Annotated[_List, typer.Option("--prefix", help="Stay under this URL prefix.")] = None,
     config: CrawlConfigOpt = None, warc_out: WarcOutOpt = None,
 ) -> None:
     """Crawl pages into the warehouse; prints a summary (stored / skipped / failed by reason)."""
-    overrides = _settings(dict(locals()))
+    flags = dict(locals())
+    from datagen.crawl.config import crawl_settings
+    from datagen.crawl.summary import crawl_with_progress, print_summary
+    overrides = crawl_settings(flags)
     with open_warehouse(warehouse) as wh:
-        summary = _run_with_progress(wh, demo, overrides)
-    _print_summary(summary, wh.root)
-
-
-def _settings(flags: dict) -> dict:
-    """CrawlConfig fields from the config file and the flags given (flags win), checked
-    before a warehouse is made for a crawl that cannot start."""
-    from datagen.crawl import CrawlConfig
-    seeds, demo, warc_out = flags["seeds"], flags["demo"], flags["warc_out"]
-    given = {_FIELDS.get(k, k): v for k, v in flags.items() if k not in
-             ("seeds", "demo", "warehouse", "config") and v is not None and v is not False
-             and v != []}  # not given (0 is a value: --max-depth 0)
-    out = {**read_config_section(flags["config"], "crawl", "CrawlConfig"), **given}
-    if not demo and not seeds and not out.get("seeds"):
-        raise UserError("give URLs or folders to crawl, or --demo for the built-in demo world")
-    if demo and seeds:
-        raise UserError("--demo crawls the built-in demo world; drop the seeds or drop --demo")
-    if warc_out is not None and warc_out.exists() and not warc_out.is_dir():
-        raise UserError(f"--warc-out {warc_out} is a file; give a folder")
-    out.update({"seeds": list(seeds)} if seeds else {})
-    out.update({"warc_out": str(warc_out)} if warc_out else {})
-    validate(CrawlConfig, out, "crawl settings")
-    return out
-
-
-def _run_with_progress(wh, demo: bool, overrides: dict):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from datagen.crawl import CrawlConfig, SeedError, crawl_demo, run_crawl
-    from datagen.cli_common import stderr_console
-    columns = (TextColumn("crawl"), BarColumn(), MofNCompleteColumn(), TextColumn(
-        "stored {task.fields[stored]} skipped {task.fields[skipped]} failed {task.fields[failed]}"),
-        TimeElapsedColumn())
-    with Progress(*columns, console=stderr_console(), disable=not is_tty(), transient=True) as bar:
-        task = bar.add_task("crawl", total=None, stored=0, skipped=0, failed=0)
-
-        def update(s) -> None:
-            bar.update(task, completed=s.attempted, total=max(s.discovered, s.attempted),
-                       stored=s.stored, skipped=s.skipped, failed=s.failed)
-        try:
-            if demo:
-                return crawl_demo(wh, on_progress=update, **overrides)
-            return run_crawl(CrawlConfig(**overrides), wh, on_progress=update)
-        except SeedError as exc:
-            raise UserError(str(exc)) from None
-
-
-def _print_summary(summary, root: Path) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    table = Table(title=f"crawl {summary.run_id}", title_justify="left")
-    table.add_column("outcome")
-    table.add_column("reason")
-    table.add_column("URLs", justify="right")
-    for (outcome, reason), n in sorted(summary.by_reason.items(), key=lambda kv: (kv[0][0], -kv[1])):
-        table.add_row(outcome, reason or "-", str(n))
-    table.add_section()
-    table.add_row("total", f"stored {summary.stored} / skipped {summary.skipped} / "
-                  f"failed {summary.failed}", str(summary.attempted))
-    console = Console(file=sys.stdout, width=max(100, Console().width))
-    console.print(table)
-    rate = summary.stored / summary.elapsed_s if summary.elapsed_s else 0.0
-    console.print(f"{summary.stored} pages stored in {summary.elapsed_s:.1f} s "
-                  f"({rate:.0f} pages/s) -> warehouse {root}")
+        summary = crawl_with_progress(wh, demo, overrides)
+    print_summary(summary, wh.root)

@@ -12,9 +12,7 @@ import typer
 
 from datagen.cli_common import (EndpointOpt, ModelOpt, UserError, WarehouseOpt, add_command,
                                 user_errors)
-
-SCORES = ("reward", "judge", "em", "f1")
-GROUP_KEYS = ("by_band", "by_hops", "by_kind", "by_answer_in_support")
+from datagen.cli_model import wants_local_endpoint, with_local_endpoint
 
 
 def register(app: typer.Typer) -> None:
@@ -56,33 +54,15 @@ def eval_cmd(policy: PolicyOpt, questions: QuestionsOpt = None, where: WhereOpt 
     --endpoint serves the model with vLLM for the run.
     """
     params = dict(locals())
-    from datagen.cli_model import wants_local_endpoint, with_local_endpoint
     if policy == "endpoint" and wants_local_endpoint(model, endpoint, None):
         return with_local_endpoint(eval_cmd, params)
-    from training.evaluation import evaluate
+    from training.evaluation import EvalConfig, evaluate
+    from training.evaluation.scoring import summary_table
     if fmt not in ("table", "json"):
         raise UserError(f"--format must be table or json (got {fmt!r})")
-    report = evaluate(_config(params), note=lambda line: print(line, file=sys.stderr))
-    print(json.dumps(report.summary) if fmt == "json" else _table(report.summary, k))
+    cfg = EvalConfig(policy, warehouse, questions, where, k, limit, not no_tools, max_turns,
+                     endpoint, model, temperature, seed, out or Path("runs") / "eval")
+    report = evaluate(cfg, note=lambda line: print(line, file=sys.stderr))
+    print(json.dumps(report.summary) if fmt == "json" else summary_table(report.summary, k))
     print(f"trajectories: {report.trajectories}", file=sys.stderr)
 
-
-def _config(params: dict):
-    """The EvalConfig of the command's options."""
-    from training.evaluation import EvalConfig
-
-    p = dict(params)
-    return EvalConfig(p["policy"], p["warehouse"], p["questions"], p["where"], p["k"],
-                      p["limit"], not p["no_tools"], p["max_turns"], p["endpoint"], p["model"],
-                      p["temperature"], p["seed"], p["out"] or Path("runs") / "eval")
-
-
-def _table(summary: dict, k: int) -> str:
-    """The summary as a tab-separated table: all questions, then each group."""
-    cols = [f"{s}_avg@{k}" for s in SCORES] + [f"reward_pass@{k}", "turns", "tool_calls"]
-    lines = ["\t".join(["group", "questions", *cols])]
-    groups = [("all", summary["all"])] + [
-        (f"{key[3:]}={g}", b) for key in GROUP_KEYS for g, b in summary.get(key, {}).items()]
-    for name, b in groups:
-        lines.append("\t".join([name, str(b["questions"]), *(f"{b[c]:.3f}" for c in cols)]))
-    return "\n".join(lines)

@@ -1,7 +1,5 @@
-"""CLI commands over the warehouse: `query`, `export`, `maintain`.
-
-Kept light to import: warehouse modules (duckdb, pyarrow) load inside the command bodies.
-"""
+"""CLI commands over the warehouse: `query`, `export`, `maintain` (kept light to import:
+duckdb and pyarrow load inside the command bodies)."""
 
 from __future__ import annotations
 
@@ -12,25 +10,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from datagen.cli_common import WarehouseOpt, add_command, is_tty, stderr_console, user_errors
+from datagen.cli_common import WarehouseOpt, add_command, user_errors
 
 
-class QueryFormat(str, Enum):
-    table = "table"
-    csv = "csv"
-    json = "json"
-
-
-class ExportFormat(str, Enum):
-    parquet = "parquet"
-    jsonl = "jsonl"
-    hf = "hf"
-
-
-class Layout(str, Enum):
-    plain = "plain"
-    verl = "verl"
-
+# choices of --format and --layout (a str Enum: Typer lists and checks them)
+QueryFormat = Enum("QueryFormat", {v: v for v in ("table", "csv", "json")}, type=str)
+ExportFormat = Enum("ExportFormat", {v: v for v in ("parquet", "jsonl", "hf")}, type=str)
+Layout = Enum("Layout", {v: v for v in ("plain", "verl")}, type=str)
 
 AsOfOpt = Annotated[Optional[int], typer.Option(
     "--as-of", help="Read the warehouse as of this DuckLake snapshot id "
@@ -97,29 +83,10 @@ def maintain(keep_snapshots_days: KeepDaysOpt = 7.0, orphan_min_age_hours: Orpha
     """Compact small files, expire old snapshots and delete unused files (DuckLake's own
     maintenance functions)."""
     from datagen.cli_common import open_warehouse
-    from warehouse.maintain import maintain as run_maintain
+    from warehouse.maintain import maintain_with_status, print_report
     with open_warehouse(warehouse, create=False) as wh:
-        if not is_tty():
-            rep = run_maintain(wh, keep_snapshots_days, orphan_min_age_hours, dry_run)
-        else:
-            with stderr_console().status("maintaining…") as status:
-                rep = run_maintain(wh, keep_snapshots_days, orphan_min_age_hours, dry_run,
-                                   progress=lambda step: status.update(f"maintain: {step}"))
-    _print_maintain(rep)
-
-
-def _print_maintain(rep) -> None:
-    from rich.table import Table
-    table = Table(title="datagen maintain" + (" (dry run)" if rep.dry_run else ""))
-    for col in ("", "before", "after"):
-        table.add_column(col)
-    table.add_row("data files in use", str(rep.files_before), str(rep.files_after))
-    if rep.disk_files_before is not None:
-        table.add_row("Parquet files on disk", str(rep.disk_files_before), str(rep.disk_files_after))
-    table.add_row("snapshots", str(rep.snapshots_before), str(rep.snapshots_after))
-    for step, n in rep.steps.items():
-        table.add_row(f"  {step}", "", str(n))
-    stderr_console().print(table)
+        rep = maintain_with_status(wh, keep_snapshots_days, orphan_min_age_hours, dry_run)
+    print_report(rep)
 
 
 def register(app: typer.Typer) -> None:

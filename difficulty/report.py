@@ -47,3 +47,36 @@ def plot_band_hops(table: dict[str, dict[str, int]], path: Path, title: str = ""
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def band_with_progress(warehouse: Path | None, cfg, solver, no_tool_check: bool):
+    """`band_stage` under a progress bar on stderr (when it is a terminal)."""
+    from datagen.tables import progress_bar
+    from difficulty.stage import band_stage
+    with progress_bar("band") as bar:
+        task = bar.add_task("band", total=None)
+        return band_stage(warehouse, cfg, solver=solver, no_tool_check=no_tool_check,
+                          progress=lambda done, total: bar.update(task, completed=done,
+                                                                  total=total))
+
+
+def print_summary(s, no_tool: dict[str, int] | None = None) -> None:
+    """The no-tool check's counts (on stderr, if it ran); band x hops counts, mean pass rate
+    per hop count, stop reasons and the plot's path."""
+    import sys
+    if no_tool is not None:
+        print(f"no-tool check: {no_tool['fail']} answered without tools (verdict fail), "
+              f"{no_tool['pass']} not", file=sys.stderr)
+    from datagen.tables import count_table, stdout_console
+    table = count_table(f"band {s.run_id} ({s.solver})", "hops", *(f"{b}>" for b in BANDS),
+                        "total>", "mean pass rate>")
+    for hops, row in s.by_band_hops.items():
+        table.add_row(hops, *(str(row.get(b, 0)) for b in BANDS), str(sum(row.values())),
+                      f"{s.mean_pass_rate_by_hops.get(hops, 0.0):.3f}")
+    console = stdout_console()
+    console.print(table)
+    stops = ", ".join(f"{k} {v}" for k, v in sorted(s.stop_reasons.items()))
+    console.print(f"{s.banded} banded ({s.skipped_already_banded} already banded, skipped), "
+                  f"{s.attempts} attempts ({s.failed_attempts} failed); stops: {stops or '-'}")
+    if s.plot_path:  # unwrapped, so scripts can pick the path up
+        print(f"plot: {s.plot_path}")

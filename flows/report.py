@@ -3,6 +3,7 @@ same), printed as a table by the CLI and attached to the flow run as a markdown 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 NEXT_COMMANDS = [
@@ -92,3 +93,30 @@ def publish(out) -> str:
     create_markdown_artifact(markdown=text, key="build-summary",
                              description=f"datagen build {out.run_id}")
     return text
+
+
+def print_report(report: dict[str, Any], root: Path) -> None:
+    """The summary as `datagen build` prints it: a count table, stage times, next commands."""
+    from datagen.tables import stdout_console
+    console = stdout_console()
+    console.print(_report_table(report))
+    stages = ", ".join(f"{k} {v['seconds']:.0f} s{' (cached)' if v['cached'] else ''}"
+                       for k, v in report["stages"].items())
+    console.print(f"stages: {stages}; decontamination {report['decontamination']}; "
+                  f"warehouse {root}")
+    console.print("next: " + "\n      ".join(NEXT_COMMANDS))
+
+
+def _report_table(report: dict[str, Any]):
+    from datagen.tables import count_table
+    table = count_table(f"datagen build {report['build_run_id']}", "what", "count>")
+    rows = [("pages stored", report["pages"])]
+    rows += [(f"fetches {k} (this build)", n) for k, n in report["fetches"].items()]
+    rows += [("seed questions (1 hop)", report["seeds"])]
+    rows += [(f"questions with {k} hops", n) for k, n in report["questions_by_hops"].items()]
+    rows += [(f"compose rejected: {k}", n) for k, n in list(report["compose_rejected"].items())[:8]]
+    rows += [(f"verify failed: {k}", n) for k, n in list(report["verify_failed"].items())[:8]]
+    rows += [(f"train_ready {k}", n) for k, n in report["train_ready_by_band"].items()]
+    for what, n in rows + [("train_ready", report["train_ready"])]:
+        table.add_row(what, str(n))
+    return table

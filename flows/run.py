@@ -52,6 +52,51 @@ def run_build(root: Path | str, cfg: BuildConfig,
         PROGRESS.reset(token)
 
 
+class BuildFailed(ValueError):
+    """A stage failed: one line for the CLI (the build's run row says failed and why)."""
+
+
+STAGES = ("crawl", "compose", "verify", "band")
+
+
+def run_build_with_progress(root: Path | str, cfg: BuildConfig):
+    """`run_build` under one bar per stage on stderr (a terminal's); Prefect's own logs only
+    with -v; a failed stage raises BuildFailed with its error on one line."""
+    import logging
+
+    from datagen.tables import progress_bar
+    quiet = logging.getLogger().level > logging.DEBUG
+    for name in ("prefect", "prefect.flow_runs", "prefect.task_runs", "prefect.engine"):
+        logging.getLogger(name).setLevel(logging.CRITICAL if quiet else logging.INFO)
+    with progress_bar("{task.description:<8}", transient=False) as bar:
+        tasks = {s: bar.add_task(s, total=None, start=False) for s in STAGES}
+
+        def report(stage: str, done: int, total: int) -> None:
+            bar.start_task(tasks[stage])
+            bar.update(tasks[stage], completed=done, total=max(total, done))
+        try:
+            return run_build(root, cfg, report)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:
+            raise BuildFailed(f"build failed: {type(exc).__name__}: {exc}") from None
+
+
+def check_deploy(cron: str | None) -> None:
+    """A Prefect server to deploy to, and a cron expression Prefect takes (ValueError if not)."""
+    from prefect.client.schemas.schedules import CronSchedule
+    from prefect.settings import PREFECT_API_URL
+    if not PREFECT_API_URL.value():
+        raise ValueError("no Prefect server configured: start one with `prefect server start` "
+                         "and export PREFECT_API_URL=http://127.0.0.1:4200/api")
+    if cron is None:
+        return
+    try:
+        CronSchedule(cron=cron)
+    except ValueError:
+        raise ValueError(f"--cron '{cron}' is not a cron expression (e.g. '0 3 * * *')") from None
+
+
 def record_failed_build(root: Path | str, config_file: Path | None, reason: str) -> None:
     """A build that cannot start still leaves a `failed` run row saying why."""
     import warehouse

@@ -32,3 +32,11 @@ def run_verify_part(wh: "Warehouse", cfg: VerifyConfig, part: dict[str, Any],
     todo = [q.question_id for q in select(wh, names, None) if q.question_id in mine]
     return run_verify(wh, cfg, where=in_ids(todo) if todo else "false",
                       parent_run_id=parent_run_id, pages=page_tools(wh), only=names)
+
+
+def summary_lines(summary: VerifySummary) -> list[str]:
+    """What `datagen verify` prints: the totals, then pass/fail/error counts per check."""
+    lines = [f"checked {summary.questions} questions: {summary.passed_all} passed every check, "
+             f"{summary.verdicts} verdicts written (run {summary.run_id})"]
+    return lines + [f"  {name}: pass {c['pass']} fail {c['fail']} error {c['error']}"
+                    for name, c in summary.by_check.items()]

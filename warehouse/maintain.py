@@ -104,3 +104,31 @@ def maintain(wh: Warehouse, keep_snapshots_days: float = 7.0,
     report.snapshots_after = _snapshot_count(wh)
     report.disk_files_after = disk_file_count(wh)
     return report
+
+
+def maintain_with_status(wh: Warehouse, keep_snapshots_days: float,
+                         orphan_min_age_hours: float, dry_run: bool) -> MaintainReport:
+    """`maintain` with its current step on a status line (on a terminal's stderr only)."""
+    import sys
+    if not sys.stderr.isatty():
+        return maintain(wh, keep_snapshots_days, orphan_min_age_hours, dry_run)
+    from rich.console import Console
+    with Console(stderr=True).status("maintaining…") as status:
+        return maintain(wh, keep_snapshots_days, orphan_min_age_hours, dry_run,
+                        progress=lambda step: status.update(f"maintain: {step}"))
+
+
+def print_report(rep: MaintainReport) -> None:
+    """Files and snapshots before and after, and what each step removed, on stderr."""
+    from rich.console import Console
+    from rich.table import Table
+    table = Table(title="datagen maintain" + (" (dry run)" if rep.dry_run else ""))
+    for col in ("", "before", "after"):
+        table.add_column(col)
+    table.add_row("data files in use", str(rep.files_before), str(rep.files_after))
+    if rep.disk_files_before is not None:
+        table.add_row("Parquet files on disk", str(rep.disk_files_before), str(rep.disk_files_after))
+    table.add_row("snapshots", str(rep.snapshots_before), str(rep.snapshots_after))
+    for step, n in rep.steps.items():
+        table.add_row(f"  {step}", "", str(n))
+    Console(stderr=True).print(table)

@@ -76,3 +76,30 @@ class CrawlConfig(BaseModel):
     @classmethod
     def _lower(cls, v: list[str]) -> list[str]:
         return [t.strip().lower() for t in v]
+
+
+# `datagen crawl` flag -> CrawlConfig field, where the two names differ.
+_FLAG_FIELDS = {"concurrency": "global_concurrency", "per_host": "per_host_concurrency",
+                "delay": "per_host_delay_s", "deadline": "request_deadline_s",
+                "prefix": "url_prefixes"}
+
+
+def crawl_settings(flags: dict) -> dict:
+    """CrawlConfig fields from `datagen crawl`'s config file and flags (flags win), checked
+    before a warehouse is made for a crawl that cannot start (ValueError: one line)."""
+    from datagen.config_io import read_config_section, validate
+    seeds, demo, warc_out = flags["seeds"], flags["demo"], flags["warc_out"]
+    given = {_FLAG_FIELDS.get(k, k): v for k, v in flags.items() if k not in
+             ("seeds", "demo", "warehouse", "config") and v is not None and v is not False
+             and v != []}  # not given (0 is a value: --max-depth 0)
+    out = {**read_config_section(flags["config"], "crawl", "CrawlConfig"), **given}
+    if not demo and not seeds and not out.get("seeds"):
+        raise ValueError("give URLs or folders to crawl, or --demo for the built-in demo world")
+    if demo and seeds:
+        raise ValueError("--demo crawls the built-in demo world; drop the seeds or drop --demo")
+    if warc_out is not None and warc_out.exists() and not warc_out.is_dir():
+        raise ValueError(f"--warc-out {warc_out} is a file; give a folder")
+    out.update({"seeds": list(seeds)} if seeds else {})
+    out.update({"warc_out": str(warc_out)} if warc_out else {})
+    validate(CrawlConfig, out, "crawl settings")
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass
@@ -35,3 +36,36 @@ def reason_code(reason: str) -> str:
     """A fetch reason's code, what the summary counts by: 'duplicate_url: http://…' ->
     'duplicate_url'."""
     return reason.split(":", 1)[0].strip() if reason else ""
+
+
+def crawl_with_progress(wh, demo: bool, overrides: dict) -> CrawlSummary:
+    """`datagen crawl`'s run (the demo world or `overrides`' seeds) under a bar on stderr."""
+    from datagen.crawl import CrawlConfig, crawl_demo, run_crawl
+    from datagen.tables import progress_bar
+    fields = ("stored {task.fields[stored]} skipped {task.fields[skipped]} "
+              "failed {task.fields[failed]}")
+    with progress_bar("crawl", fields) as bar:
+        task = bar.add_task("crawl", total=None, stored=0, skipped=0, failed=0)
+
+        def update(s: CrawlSummary) -> None:
+            bar.update(task, completed=s.attempted, total=max(s.discovered, s.attempted),
+                       stored=s.stored, skipped=s.skipped, failed=s.failed)
+        if demo:
+            return crawl_demo(wh, on_progress=update, **overrides)
+        return run_crawl(CrawlConfig(**overrides), wh, on_progress=update)
+
+
+def print_summary(summary: CrawlSummary, root: Path) -> None:
+    """The outcome x reason table and the pages/s line `datagen crawl` prints."""
+    from datagen.tables import count_table, stdout_console
+    table = count_table(f"crawl {summary.run_id}", "outcome", "reason", "URLs>")
+    for (outcome, reason), n in sorted(summary.by_reason.items(), key=lambda kv: (kv[0][0], -kv[1])):
+        table.add_row(outcome, reason or "-", str(n))
+    table.add_section()
+    table.add_row("total", f"stored {summary.stored} / skipped {summary.skipped} / "
+                  f"failed {summary.failed}", str(summary.attempted))
+    console = stdout_console()
+    console.print(table)
+    rate = summary.stored / summary.elapsed_s if summary.elapsed_s else 0.0
+    console.print(f"{summary.stored} pages stored in {summary.elapsed_s:.1f} s "
+                  f"({rate:.0f} pages/s) -> warehouse {root}")

@@ -88,3 +88,17 @@ def _group_key(v: str | int | bool | None) -> str | None:
 def _mean(xs: Iterable[float]) -> float:
     xs = [float(x) for x in xs]
     return round(sum(xs) / len(xs), 4) if xs else 0.0
+
+
+GROUP_KEYS = ("by_band", "by_hops", "by_kind", "by_answer_in_support")
+
+
+def summary_table(summary: dict, k: int) -> str:
+    """The summary as a tab-separated table (`datagen eval`): all questions, then each group."""
+    cols = [f"{s}_avg@{k}" for s in SCORES] + [f"reward_pass@{k}", "turns", "tool_calls"]
+    lines = ["\t".join(["group", "questions", *cols])]
+    groups = [("all", summary["all"])] + [
+        (f"{key[3:]}={g}", b) for key in GROUP_KEYS for g, b in summary.get(key, {}).items()]
+    for name, b in groups:
+        lines.append("\t".join([name, str(b["questions"]), *(f"{b[c]:.3f}" for c in cols)]))
+    return "\n".join(lines)
