@@ -19,10 +19,12 @@ import asyncio
 import json
 import logging
 import shutil
+import signal
+import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from training.search_env.agent import agent_metrics
 from training.api import TrainingFailed, Trajectory
@@ -42,8 +44,37 @@ logger = logging.getLogger(__name__)
 
 def run_train(cfg: TrainConfig, run_dir: str | Path, *, warehouse: str | Path | None = None,
               resume: bool = False, on_step: Callable[[dict], None] | None = None) -> dict:
-    """Train per `cfg` into `run_dir`; returns the summary (also stored on the run row)."""
-    return asyncio.run(_Trainer(cfg, Path(run_dir), warehouse, resume, on_step).run())
+    """Train per `cfg` into `run_dir`; returns the summary (also stored on the run row).
+    A SIGTERM stops it as Ctrl-C does (KeyboardInterrupt; see `_stopped_by_sigterm`)."""
+    return asyncio.run(_stopped_by_sigterm(
+        _Trainer(cfg, Path(run_dir), warehouse, resume, on_step).run()))
+
+
+async def _stopped_by_sigterm(run: Awaitable[dict]) -> dict:
+    """SIGTERM cancels the run, so its `finally` blocks stop the rollouts and the inference
+    engine (vLLM's processes), close the reader and mark the run `interrupted`, with the
+    checkpoints and metrics it wrote kept; then KeyboardInterrupt, as for Ctrl-C. A raise in
+    a signal handler instead lands in whatever code runs (an episode's tokenizer call), which
+    the controller reports as a failed episode. In the main thread only (signals)."""
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    stop = asyncio.Event()
+
+    def cancel() -> None:
+        stop.set()
+        task.cancel()
+
+    handled = threading.current_thread() is threading.main_thread()
+    if handled:
+        loop.add_signal_handler(signal.SIGTERM, cancel)
+    try:
+        return await run
+    except asyncio.CancelledError:
+        if stop.is_set():
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        if handled:
+            loop.remove_signal_handler(signal.SIGTERM)
 
 
 def build_train_batch(batch: "RolloutBatch", pad_id: int) -> dict[str, Any]:
@@ -175,10 +206,10 @@ class _Trainer:
             row["elapsed_s"] = round(time.monotonic() - t_start, 3)
             metrics.log(row)
             last = row
-            if self.on_step:
-                self.on_step(row)
             if step % cfg.checkpoint_every == 0 or step == cfg.steps:
                 await self._checkpoint(step)
+            if self.on_step:   # after the checkpoint: a step reported is a step kept
+                self.on_step(row)
         metrics.close()
         await asyncio.to_thread(p.train_engine.export_weights, str(self.run_dir / "final"))
         self._write_rollouts(p.controller.drain_finished(), trained=False)
