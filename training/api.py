@@ -13,9 +13,10 @@ loss needs (behaviour logprobs, advantages...) rides along in the same dict, ali
 same way (`training.engines.batching.pack_sequences` builds such a batch).
 
 Logprobs are those of the *sampling* distribution: inference engines report the logprob of
-each sampled token after temperature (sampling is plain temperature sampling), and `TrainEngine.forward_logprobs`
-divides the logits by the configured temperature, or by a batch's per-sequence `temperature`
-[B] (the one that sampled each row), so both sides agree at the same weights.
+each sampled token after the temperature (plain temperature sampling), and
+`TrainEngine.forward_logprobs` divides the logits by the configured temperature, or by a
+batch's per-sequence `temperature` [B] (the one that sampled each row), so both sides agree
+at the same weights.
 
 `train_batch(batch, loss_fn)`: every rank gets the same global batch; the engine takes its
 rows and splits them into micro-batches. `loss_fn(logprobs, micro_batch)` returns the

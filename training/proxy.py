@@ -13,9 +13,9 @@ request's `user` field). A call that repeats the episode's last messages and the
 then adds turns, continues that call's token ids (the earlier turns are never re-tokenised):
 only the added turns go through the tokenizer. Sampling is the run's (`rollout.temperature`,
 plain temperature sampling): the loss needs the behaviour distribution the trainer's logprobs
-assume, so a request's own temperature or top_p is ignored (counted in `ChatProxy.counts`). Refused with a
-400 and a one-line reason: `stream`, `n > 1`, function calling (`tools`), `stop` strings, an
-unknown episode, a prompt beyond the model's context.
+assume, so a request's own temperature or top_p is ignored (counted in `ChatProxy.counts`).
+Refused with a 400 and a one-line reason: `stream`, `n > 1`, function calling (`tools`), `stop`
+strings, an unknown episode, a prompt beyond the model's context.
 """
 
 from __future__ import annotations
