@@ -57,7 +57,7 @@ def section_model(annotation) -> type[BaseModel] | None:
     return None
 
 
-def render(model: type[BaseModel], prefix: str = "",
+def key_tables(model: type[BaseModel], prefix: str = "",
            stages: dict[str, type[BaseModel]] | None = None) -> list[str]:
     """One table of `model`'s plain keys, then one section per nested config, depth first.
     `stages` maps a section to the stage config it stands for (a build's `crawl:` section
@@ -76,7 +76,7 @@ def render(model: type[BaseModel], prefix: str = "",
         lines.append(f"| `{name}` | {type_name(field.annotation)} | {default_text(field)} "
                      f"| {desc} |")
     for name, sub in nested:
-        lines += render(sub, f"{prefix}{name}.")
+        lines += key_tables(sub, f"{prefix}{name}.")
     return lines
 
 
@@ -89,9 +89,9 @@ def reference() -> str:
     from training.config import TrainConfig
     stages = {"crawl": CrawlConfig, "compose": ComposeConfig, "band": BandConfig}
     parts = [HEADER, "\n## `datagen build --config FILE` (`BuildConfig`, flows/config.py)\n",
-             *render(BuildConfig, stages=stages),
+             *key_tables(BuildConfig, stages=stages),
              "\n## `datagen train --config FILE` (`TrainConfig`, training/config.py)\n",
-             *render(TrainConfig)]
+             *key_tables(TrainConfig)]
     return "\n".join(parts).rstrip() + "\n"
 
 

@@ -53,7 +53,7 @@ def prepare(wh: "Warehouse") -> list[Step]:
     Returns the steps applied (empty when the warehouse was current)."""
     from warehouse.location import LAKE
     cols = stored_columns(wh.con, LAKE)
-    validate(wh, cols, stored_versions(wh.con, LAKE, cols))
+    check_migratable(wh, cols, stored_versions(wh.con, LAKE, cols))
     steps = plan(wh.con, LAKE)
     if not steps or wh.snapshot is not None:
         return []
@@ -115,7 +115,7 @@ def _versions_table_steps(have: dict[str, str] | None, lake: str) -> list[Step]:
                  f"{VERSIONS} gained column {n}") for n, t in VERSIONS_COLUMNS if n not in have]
 
 
-def validate(wh: "Warehouse", cols: dict[str, dict[str, str]], versions: dict[str, int]) -> None:
+def check_migratable(wh: "Warehouse", cols: dict[str, dict[str, str]], versions: dict[str, int]) -> None:
     """Refuse what an additive migration cannot fix: a catalog that is not ours, a table
     from newer code, a column whose type changed."""
     if VERSIONS not in cols and cols:

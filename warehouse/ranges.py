@@ -13,7 +13,7 @@ directly, as before.
 - `Scratch.build`: the rows of train_ready a reader serves (bands, `where`) with their key,
   one Arrow IPC file per (range, band) in key order; a band is then read one file at a
   time (`Scratch.read`, memory-mapped).
-- `select_items`: the first `limit` rows by an order that pass a condition (the trainer's
+- `select_rows`: the first `limit` rows by an order that pass a condition (the trainer's
   evaluation items), keeping only the best `limit` between ranges.
 
 A private DuckDB instance attaches the lake read-only and reads every input `AT` one
@@ -239,7 +239,7 @@ def _write_ipc(path: Path, table: Any) -> None:
         writer.write_table(table)
 
 
-def select_items(location: WarehouseLocation, where: str | None, order: str, limit: int,
+def select_rows(location: WarehouseLocation, where: str | None, order: str, limit: int,
                  snapshot: int | None = None, range_rows: int = RANGE_ROWS) -> list[dict]:
     """The first `limit` train_ready rows by `order` (an ORDER BY clause over train_ready's
     columns) among those satisfying `where`, as dicts; memory bounded by range_rows and

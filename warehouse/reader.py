@@ -66,9 +66,6 @@ from warehouse.schema import BANDS
 log = logging.getLogger(__name__)
 
 STATE_VERSION = 2
-COLUMNS = ranges.COLUMNS
-
-
 class TrainItem(NamedTuple):
     """One training question (a NamedTuple: immutable, typed, and cheap to build in bulk)."""
 
@@ -332,8 +329,8 @@ class StreamReader:
 
 
 def _to_items(batch: Any) -> list[TrainItem]:
-    """TrainItems from an Arrow batch or table whose first columns are COLUMNS."""
-    cols = [batch.column(i).to_pylist() for i in range(len(COLUMNS))]
+    """TrainItems from an Arrow batch or table whose first columns are ranges.COLUMNS."""
+    cols = [batch.column(i).to_pylist() for i in range(len(ranges.COLUMNS))]
     cols[3] = [tuple(a) if a else () for a in cols[3]]  # answer_aliases
     return list(map(_MAKE_ITEM, zip(*cols)))
 
@@ -361,7 +358,7 @@ def select_items(source: str | Path | Warehouse, where: str | None = None,
     wh = source if isinstance(source, Warehouse) else open_warehouse(
         source, create=False, read_only=True)
     try:
-        rows = ranges.select_items(wh.location, where, order, limit, wh.snapshot, range_rows)
+        rows = ranges.select_rows(wh.location, where, order, limit, wh.snapshot, range_rows)
     finally:
         if wh is not source:
             wh.close()

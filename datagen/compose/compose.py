@@ -67,7 +67,7 @@ class Composer:
             option = self.backend.next_step(chain, options, target, rng)
             if option is None:
                 return None
-            new = steps.apply(chain, option, self.store)
+            new = steps.apply_step(chain, option, self.store)
             new.question = self.backend.word(new, rng) or ""
             reason = self.validator.check(new)
             record = {"action": option.action, "ok": not reason, "relation": option.relation,

@@ -103,7 +103,7 @@ def fuzz_options(chain: Chain, rng: random.Random) -> list[StepOption]:
     return out
 
 
-def apply(chain: Chain, option: StepOption, store: FactStore) -> Chain:
+def apply_step(chain: Chain, option: StepOption, store: FactStore) -> Chain:
     """A copy of `chain` with the step applied (the original is left as it was)."""
     new = clone(chain)
     if option.action == "FUZZ":

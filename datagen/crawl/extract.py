@@ -88,7 +88,7 @@ def _known(enc: str) -> bool:
         return False
 
 
-def decode(body: bytes, content_type_header: str = "") -> tuple[str, str]:
+def decode_body(body: bytes, content_type_header: str = "") -> tuple[str, str]:
     enc = detect_charset(body, content_type_header)
     # ISO-8859-1 labels mean windows-1252 in every browser (WHATWG encoding standard)
     if codecs.lookup(enc).name in ("iso8859-1", "ascii"):
@@ -212,7 +212,7 @@ def process_body(body: bytes, content_type: str | None, content_type_header: str
     """
     if looks_binary(body):
         return "binary_content"
-    text, enc = decode(body, content_type_header)
+    text, enc = decode_body(body, content_type_header)
     if content_type in ("text/plain", "text/markdown"):
         page = extract_text_file(text, url, content_type == "text/markdown" or url.endswith(".md"))
     else:

@@ -79,14 +79,14 @@ async def post_json(http, url: str, body: dict[str, Any], headers: dict[str, str
         async with asyncio.timeout(timeout_s):
             async with http.post(url, data=data, headers=headers) as resp:
                 raw = await resp.read()
-                return decode(resp.status, resp.headers, raw)
+                return decode_reply(resp.status, resp.headers, raw)
     except TimeoutError:
         raise LLMError("timeout", f"no complete reply within {timeout_s:g} s") from None
     except aiohttp.ClientError as exc:
         raise LLMError("connection", f"{type(exc).__name__}: {exc}"[:200]) from None
 
 
-def decode(status: int, headers, raw: bytes) -> dict[str, Any]:
+def decode_reply(status: int, headers, raw: bytes) -> dict[str, Any]:
     """Classify a complete HTTP reply: an error code for anything but a usable 200 body."""
     if status != 200:
         raise http_error(status, headers, raw)
@@ -157,7 +157,7 @@ async def get_models(http, url: str, headers: dict[str, str], timeout_s: float) 
         async with asyncio.timeout(timeout_s):
             async with http.get(url, headers=headers) as resp:
                 raw = await resp.read()
-                data = decode(resp.status, resp.headers, raw)
+                data = decode_reply(resp.status, resp.headers, raw)
     except TimeoutError:
         raise LLMError("timeout", f"GET {url} took over {timeout_s:g} s") from None
     except aiohttp.ClientError as exc:

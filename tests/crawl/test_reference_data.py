@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from datagen.crawl import run_crawl, serve_folder
-from datagen.crawl.extract import decode, extract_html
+from datagen.crawl.extract import decode_body, extract_html
 from tests.crawl.conftest import fast_config
 from datagen.sites import load_wikispeedia, title_of, write_wikispeedia_site
 
@@ -38,7 +38,7 @@ def test_extraction_beats_trafilatura_defaults(shared_data):
     root = shared_data / "extraction" / "trafilatura_eval"
 
     def ours(raw: bytes, url: str) -> str:
-        text, _ = decode(raw)  # the crawler's own charset detection, no header here
+        text, _ = decode_body(raw)  # the crawler's own charset detection, no header here
         return extract_html(text, url).text
 
     def defaults(raw: bytes, url: str) -> str:

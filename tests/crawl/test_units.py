@@ -8,7 +8,7 @@ import re
 import pytest
 
 from datagen.crawl.extract import (
-    decode, detect_charset, extract_html, looks_binary, robots_directives, text_hash,
+    decode_body, detect_charset, extract_html, looks_binary, robots_directives, text_hash,
 )
 from datagen.crawl.urls import AddressGuard, Scope, normalise
 
@@ -71,13 +71,13 @@ def test_charset_order(body, header, expected):
 
 
 def test_latin1_label_decodes_as_windows_1252():
-    text, enc = decode("“quoted”".encode("cp1252"), "text/html; charset=iso-8859-1")
+    text, enc = decode_body("“quoted”".encode("cp1252"), "text/html; charset=iso-8859-1")
     assert text == "“quoted”" and enc == "cp1252"
 
 
 def test_content_sniffing_without_any_label():
     body = ("Съешь же ещё этих мягких французских булок, да выпей чаю. " * 5).encode("cp1251")
-    text, _ = decode(body, "text/html")
+    text, _ = decode_body(body, "text/html")
     assert text.startswith("Съешь же ещё")
 
 
