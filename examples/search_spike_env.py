@@ -13,19 +13,19 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from training.search_env.spike import ANSWER_TYPES, build_spike_warehouse
+from training.search_env.spike import SPIKE_ANSWER_TYPES, build_spike_warehouse
 
 
 def main(argv: list[str] | None = None) -> int:
     """Copy SRC's pages and one-hop number questions into DST; prints the count."""
     args = list(sys.argv[1:] if argv is None else argv)
-    types = ANSWER_TYPES
+    types = SPIKE_ANSWER_TYPES
     if "--types" in args:   # e.g. --types year: the year questions only
         at = args.index("--types")
         types = tuple(args[at + 1].split(",")) if at + 1 < len(args) else ()
         del args[at:at + 2]
-        if not types or not set(types) <= set(ANSWER_TYPES):
-            print(f"--types takes a comma-separated subset of {','.join(ANSWER_TYPES)}",
+        if not types or not set(types) <= set(SPIKE_ANSWER_TYPES):
+            print(f"--types takes a comma-separated subset of {','.join(SPIKE_ANSWER_TYPES)}",
                   file=sys.stderr)
             return 2
     if len(args) != 2:

@@ -37,7 +37,7 @@ from verifiers.periods import as_year, find_spans, find_years
 from verifiers.phrases import list_items, number
 from verifiers.quantities import LINEAR_UNITS, TEMPERATURE
 
-ANSWER_TYPES = ("year", "number", "date", "name", "other")
+GOLD_ANSWER_TYPES = ("year", "number", "date", "name", "other")  # answer_type(gold)'s values
 MAX_EXTRA_WORDS = 8
 MAX_CHARS = 200
 # Words of the usual answer frames ("the answer is", "it was", "I think it is"): they

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from warehouse import Evidence
 
-ANSWER_TYPES = {"entity": "entity", "year": "year", "number": "number", "date": "date",
-                "string": "other"}
+# a fact's value_type -> the answer_type its question is stored with
+ANSWER_TYPE_OF_KIND = {"entity": "entity", "year": "year", "number": "number", "date": "date",
+                       "string": "other"}
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-ANSWER_TYPES = ("year", "number")
+SPIKE_ANSWER_TYPES = ("year", "number")
 ONE_HOP = ("select question_id from questions where hops = 1 and answer_type in ({types}) "
            "and question_id in (select question_id from verdicts) "
            "and question_id not in (select question_id from verdicts where status <> 'pass')")
 
 
-def build_spike_warehouse(src: Path, dst: Path, types: tuple[str, ...] = ANSWER_TYPES) -> int:
+def build_spike_warehouse(src: Path, dst: Path, types: tuple[str, ...] = SPIKE_ANSWER_TYPES) -> int:
     """Copy `src`'s pages and its one-hop questions whose answer_type is in `types` into
     `dst`, admitted as medium; returns their number."""
     import warehouse
