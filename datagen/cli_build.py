@@ -47,7 +47,8 @@ def build(seeds: BuildSeedsArg = None, config: BuildConfigOpt = None, endpoint: 
     check_backend(backend, model)  # before a model server starts for a build that can't run
     if wants_local_endpoint(model, endpoint, backend):
         return with_local_endpoint(build, params)
-    _own_prefect_home()  # before anything imports Prefect: it reads its settings once
+    from datagen.prefect_home import own_prefect_home_checked
+    own_prefect_home_checked()  # before anything imports Prefect: it reads its settings once
     from flows.report import print_report
     from flows.run import build_config, run_build_with_progress
     root = _root(warehouse)
@@ -86,26 +87,10 @@ def deploy(config: BuildConfigOpt = None, cron: CronOpt = None,
     `prefect deployment run build/datagen-build` and watch it in the Prefect UI.
     """
     from flows.config import load_build_config
-    from flows.run import check_deploy, serve_deployments
-    from warehouse.runs import sigterm_interrupts
+    from flows.run import check_deploy, serve_until_stopped
     check_deploy(cron)
     cfg = load_build_config(config)
-    root = _root(warehouse)
-    typer.echo(f"serving datagen-build (cron: {cron or 'none'}) and the stage flows for "
-               f"warehouse {root}; Ctrl-C to stop", err=True)
-    try:
-        with sigterm_interrupts():
-            serve_deployments(root, cfg, cron)
-    except KeyboardInterrupt:
-        typer.echo("stopped", err=True)
-
-
-def _own_prefect_home() -> None:
-    """The build's Prefect database apart from other Prefect installs; one line if unusable."""
-    from datagen.prefect_home import database_problem, use_own_prefect_home
-    use_own_prefect_home()
-    if problem := database_problem():
-        raise UserError(problem)
+    serve_until_stopped(_root(warehouse), cfg, cron)
 
 
 def _root(warehouse: Path | None) -> Path:

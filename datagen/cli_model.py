@@ -71,13 +71,10 @@ def with_local_endpoint(command, params: dict) -> None:
     """Run a stage `command(**params)` against a vLLM server started for it on
     `params["model"]` (the stage had a model but no endpoint), then say so."""
     from datagen.llm import served
-    with served.served_endpoint(params["model"], say=_say) as endpoint:
+    with served.served_endpoint(params["model"],
+                                say=lambda line: typer.echo(line, err=True)) as endpoint:
         command(**{**params, "endpoint": endpoint.base_url})
     typer.echo(endpoint.summary())
-
-
-def _say(line: str) -> None:
-    typer.echo(line, err=True)
 
 
 def wants_local_endpoint(model: Optional[str], endpoint: Optional[str], backend: Optional[str]

@@ -15,6 +15,13 @@ from pathlib import Path
 from typing import MutableMapping
 
 
+def own_prefect_home_checked() -> None:
+    """`use_own_prefect_home`, then ValueError (one line) if its database is unusable."""
+    use_own_prefect_home()
+    if problem := database_problem():
+        raise ValueError(problem)
+
+
 def use_own_prefect_home(env: MutableMapping[str, str] = os.environ) -> Path | None:
     """Set `PREFECT_HOME` to `<data dir>/prefect` unless the user configured Prefect; returns it.
 

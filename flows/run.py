@@ -118,3 +118,15 @@ def serve_deployments(root: Path | str, cfg: BuildConfig, cron: str | None) -> N
     deployments += [f.to_deployment(name=f"datagen-{name}", parameters=params)
                     for name, f in STAGE_FLOWS.items()]
     serve(*deployments, print_starting_message=False)
+
+
+def serve_until_stopped(root: Path | str, cfg: BuildConfig, cron: str | None) -> None:
+    """`serve_deployments`, saying so on stderr, until Ctrl-C or SIGTERM ("stopped")."""
+    import sys
+    print(f"serving datagen-build (cron: {cron or 'none'}) and the stage flows for "
+          f"warehouse {root}; Ctrl-C to stop", file=sys.stderr)
+    try:
+        with sigterm_interrupts():
+            serve_deployments(root, cfg, cron)
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
