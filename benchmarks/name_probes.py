@@ -12,8 +12,14 @@ when a `# probe: <why>` comment sits on its line or the line above.
 
 Names defined twice: public top-level classes, functions and module constants (`NAME = ...`)
 that more than one module of the packages defines (not the conventional per-module `log`,
-`logger`, `register`, `main`); whether two mean different things is for the reader. `--rev` reads the files of a commit
-(git show), to compare.
+`logger`, `register`, `main`); whether two mean different things is for the reader. A
+definition that only hands on another module's object of the same name is not a second
+definition and is not counted: an alias `NAME = module.NAME`, and a function `NAME` whose body
+imports `NAME` from another module (`from m import NAME [as alias]`), or imports from a module
+named `NAME` (`from warehouse.maintain import ...`), and calls what it imported: a lazy
+re-export (`training.run_train`) or a CLI command that calls the library code it is named
+after (`datagen warehouse export` -> `warehouse.export.export`). `--rev` reads the files of a
+commit (git show), to compare.
 """
 
 from __future__ import annotations
@@ -113,14 +119,33 @@ def probes(path: str, text: str, tree: ast.Module, protocols: set[str]) -> list[
     return sorted(found, key=lambda p: p.line)
 
 
+def _hands_on(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does the function import its own name, or from the module named after it, and call
+    what it imported (a lazy re-export, or a CLI command named after the library code it
+    calls)?"""
+    aliases = {a.asname or a.name for n in ast.walk(node) if isinstance(n, ast.ImportFrom)
+               for a in n.names if a.name == node.name
+               or (n.module or "").rsplit(".", 1)[-1] == node.name}
+    return any(isinstance(n, ast.Call) and _call_name(n) in aliases for n in ast.walk(node))
+
+
+def _alias_of(value: ast.expr, name: str) -> bool:
+    """Is `value` another module's object of the same name (`NAME = module.NAME`)?"""
+    return isinstance(value, ast.Attribute) and value.attr == name
+
+
 def top_level_names(tree: ast.Module) -> set[str]:
-    """Public classes, functions and constants a module defines at its top level."""
+    """Public classes, functions and constants a module defines at its top level (not the
+    ones that only hand on another module's object of the same name)."""
     names = set()
     for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _hands_on(node):
+            continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            names.update(t.id for t in node.targets
+                         if isinstance(t, ast.Name) and not _alias_of(node.value, t.id))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
     return {n for n in names if not n.startswith("_") and n not in CONVENTIONAL}
