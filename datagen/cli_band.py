@@ -55,14 +55,14 @@ def band(warehouse: WarehouseOpt = None, solver: SolverOpt = "embedded", where: 
     params = dict(locals())
     if solver == "llm" and wants_local_endpoint(model, endpoint, None):
         return with_local_endpoint(band, params)
-    from difficulty.report import band_with_progress, print_summary
+    from difficulty.report import band_with_progress, print_band_summary
     from difficulty.stage import band_config
     cfg = band_config(read_config_section(config, "band", "BandConfig"), solver=solver,
                       where=where, from_rollouts=from_rollouts, max_k=max_k,
                       confidence=confidence, endpoint=endpoint, model=model,
                       rollout_window=rollout_window, seed=seed)
     result = band_with_progress(warehouse, cfg, _policy_solver(cfg), no_tool_check)
-    print_summary(result.summary, result.no_tool if no_tool_check else None)
+    print_band_summary(result.summary, result.no_tool if no_tool_check else None)
 
 
 def _policy_solver(cfg):

@@ -49,12 +49,12 @@ def build(seeds: BuildSeedsArg = None, config: BuildConfigOpt = None, endpoint: 
         return with_local_endpoint(build, params)
     from datagen.prefect_home import own_prefect_home_checked
     own_prefect_home_checked()  # before anything imports Prefect: it reads its settings once
-    from flows.report import print_report
+    from flows.report import print_build_report
     from flows.run import build_config, run_build_with_progress
     root = _root(warehouse)
     cfg = build_config(root, config, seeds=seeds or None, seed=seed, endpoint=endpoint,
                        model_name=model, api_key_env=api_key_env, backend=backend)
-    print_report(run_build_with_progress(root, cfg).report, root)
+    print_build_report(run_build_with_progress(root, cfg).report, root)
 
 
 @user_errors

@@ -52,7 +52,7 @@ def compose(warehouse: WarehouseOpt = None, backend: Backend = None, endpoint: E
     params = dict(locals())
     if wants_local_endpoint(model, endpoint, backend):
         return with_local_endpoint(compose, {**params, "backend": "llm"})
-    from datagen.compose.report import compose_with_progress, print_summary
+    from datagen.compose.report import compose_with_progress, print_compose_summary
     from datagen.compose.stage import compose_config
     cfg = compose_config(read_config_section(config, "compose", "ComposeConfig"), hops,
                          backend=backend, endpoint=endpoint, model=model, seed=seed,
@@ -60,7 +60,7 @@ def compose(warehouse: WarehouseOpt = None, backend: Backend = None, endpoint: E
                          cache=False if no_cache else None, max_calls=max_calls,
                          max_tokens=max_tokens, max_questions=max_questions)
     summary = compose_with_progress(warehouse, cfg)
-    print_summary(summary)
+    print_compose_summary(summary)
     if summary.seeds_total == 0:
         raise fail(f"no facts to ask about in {summary.pages} pages "
                    f"({summary.pages_without_facts} without any fact); nothing composed", 1)

@@ -90,8 +90,8 @@ def crawl(
     """Crawl pages into the warehouse; prints a summary (stored / skipped / failed by reason)."""
     flags = dict(locals())
     from datagen.crawl.config import crawl_settings
-    from datagen.crawl.summary import crawl_with_progress, print_summary
+    from datagen.crawl.summary import crawl_with_progress, print_crawl_summary
     overrides = crawl_settings(flags)
     with open_warehouse(warehouse) as wh:
         summary = crawl_with_progress(wh, demo, overrides)
-    print_summary(summary, wh.root)
+    print_crawl_summary(summary, wh.root)

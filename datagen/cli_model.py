@@ -59,10 +59,10 @@ def serve_model(
 
     Clients use --endpoint http://HOST:PORT/v1 --model NAME.
     """
-    from datagen.llm.served import serve_until_stopped
+    from datagen.llm.served import serve_model_until_stopped
     typer.echo(f"serving {name} at http://{host}:{port}/v1 (model name {name!r}); Ctrl-C to "
                "stop", err=True)
-    code = serve_until_stopped(name, host=host, port=port, max_model_len=max_model_len)
+    code = serve_model_until_stopped(name, host=host, port=port, max_model_len=max_model_len)
     if code != 0:
         raise typer.Exit(code)
 

@@ -39,7 +39,7 @@ def train(config: TrainConfigOpt, run_dir: RunDirOpt = None, resume: ResumeOpt =
     from training.api import TrainingFailed
     from training.config import load_config
     from training.engines.deepspeed_engine import lone_process_env
-    from training.progress import print_summary, train_quietly
+    from training.progress import print_train_summary, train_quietly
     cfg, out = load_config(config), run_dir or Path("runs") / config.stem
     # The entry point sets what DeepSpeed reads from the environment (libraries never write
     # it): a lone process gets a 1-rank world; under a launcher nothing is missing.
@@ -48,4 +48,4 @@ def train(config: TrainConfigOpt, run_dir: RunDirOpt = None, resume: ResumeOpt =
         summary = train_quietly(cfg, out, warehouse or cfg.data.warehouse, resume)
     except TrainingFailed as exc:  # systematic failure: the run is marked failed, say why
         raise fail(str(exc), 1) from None
-    print_summary(summary, out)
+    print_train_summary(summary, out)

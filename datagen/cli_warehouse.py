@@ -83,10 +83,10 @@ def maintain(keep_snapshots_days: KeepDaysOpt = 7.0, orphan_min_age_hours: Orpha
     """Compact small files, expire old snapshots and delete unused files (DuckLake's own
     maintenance functions)."""
     from datagen.cli_common import open_warehouse
-    from warehouse.maintain import maintain_with_status, print_report
+    from warehouse.maintain import maintain_with_status, print_maintain_report
     with open_warehouse(warehouse, create=False) as wh:
         rep = maintain_with_status(wh, keep_snapshots_days, orphan_min_age_hours, dry_run)
-    print_report(rep)
+    print_maintain_report(rep)
 
 
 def register(app: typer.Typer) -> None:

@@ -60,7 +60,7 @@ def band_with_progress(warehouse: Path | None, cfg, solver, no_tool_check: bool)
                                                                   total=total))
 
 
-def print_summary(s, no_tool: dict[str, int] | None = None) -> None:
+def print_band_summary(s, no_tool: dict[str, int] | None = None) -> None:
     """The no-tool check's counts (on stderr, if it ran); band x hops counts, mean pass rate
     per hop count, stop reasons and the plot's path."""
     import sys

@@ -95,7 +95,7 @@ def publish(out) -> str:
     return text
 
 
-def print_report(report: dict[str, Any], root: Path) -> None:
+def print_build_report(report: dict[str, Any], root: Path) -> None:
     """The summary as `datagen build` prints it: a count table, stage times, next commands."""
     from datagen.tables import stdout_console
     console = stdout_console()

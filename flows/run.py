@@ -56,15 +56,13 @@ class BuildFailed(ValueError):
     """A stage failed: one line for the CLI (the build's run row says failed and why)."""
 
 
-STAGES = ("crawl", "compose", "verify", "band")
-
-
 def run_build_with_progress(root: Path | str, cfg: BuildConfig):
     """`run_build` under one bar per stage on stderr (a terminal's); Prefect's own logs only
     with -v; a failed stage raises BuildFailed with its error on one line."""
     import logging
 
     from datagen.tables import progress_bar
+    from flows.stages import STAGES
     quiet = logging.getLogger().level > logging.DEBUG
     for name in ("prefect", "prefect.flow_runs", "prefect.task_runs", "prefect.engine"):
         logging.getLogger(name).setLevel(logging.CRITICAL if quiet else logging.INFO)

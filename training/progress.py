@@ -78,7 +78,7 @@ SUMMARY_KEYS = ("steps", "policy_version", "final_reward_mean", "final_eval_rewa
                 "final_model")
 
 
-def print_summary(summary: dict, run_dir: Path) -> None:
+def print_train_summary(summary: dict, run_dir: Path) -> None:
     """The run's summary, one `key<TAB>value` line each (a follower rank: one line)."""
     if "engine_calls" in summary:  # a follower rank under the DeepSpeed launcher
         print(f"rank {summary['rank']}: replayed {summary['engine_calls']} engine calls")

@@ -118,7 +118,7 @@ def maintain_with_status(wh: Warehouse, keep_snapshots_days: float,
                         progress=lambda step: status.update(f"maintain: {step}"))
 
 
-def print_report(rep: MaintainReport) -> None:
+def print_maintain_report(rep: MaintainReport) -> None:
     """Files and snapshots before and after, and what each step removed, on stderr."""
     from rich.console import Console
     from rich.table import Table

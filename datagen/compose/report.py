@@ -19,7 +19,7 @@ def compose_with_progress(warehouse: Path | None, cfg):
         return compose_stage(warehouse, cfg, progress=update)
 
 
-def print_summary(s) -> None:
+def print_compose_summary(s) -> None:
     """Pages, facts, seeds, composed by hops, and rejections by reason; then questions/s."""
     from datagen.tables import count_table, stdout_console
     table = count_table(f"compose {s.run_id} ({s.backend})", "what", "detail", "count>")

@@ -55,7 +55,7 @@ def crawl_with_progress(wh, demo: bool, overrides: dict) -> CrawlSummary:
         return run_crawl(CrawlConfig(**overrides), wh, on_progress=update)
 
 
-def print_summary(summary: CrawlSummary, root: Path) -> None:
+def print_crawl_summary(summary: CrawlSummary, root: Path) -> None:
     """The outcome x reason table and the pages/s line `datagen crawl` prints."""
     from datagen.tables import count_table, stdout_console
     table = count_table(f"crawl {summary.run_id}", "outcome", "reason", "URLs>")

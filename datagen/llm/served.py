@@ -1,6 +1,6 @@
 """A model behind a local vLLM OpenAI server: for one run (`served_endpoint`, which `datagen
 build`, `compose`, `band` and `eval` use when they name a model but no endpoint), or until
-stopped (`serve_until_stopped`, `datagen serve-model`). The server launcher is training's."""
+stopped (`serve_model_until_stopped`, `datagen serve-model`). The server launcher is training's."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def served_endpoint(model: str, *, timeout_s: float = 900.0,
             stop_server(proc)
 
 
-def serve_until_stopped(model: str, *, host: str, port: int,
+def serve_model_until_stopped(model: str, *, host: str, port: int,
                         max_model_len: int | None = None) -> int:
     """Serve `model` at http://HOST:PORT/v1 under its own name until the server exits (its
     exit code) or Ctrl-C / SIGTERM stops it (0). The server runs in its own process group (no
