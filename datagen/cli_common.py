@@ -32,7 +32,8 @@ class UserError(Exception):
     """A mistake the user can fix; the CLI prints its message on one line and exits 2."""
 
 
-def fail(message: str, code: int = 2) -> "typer.Exit":
+def error_exit(message: str, code: int = 2) -> "typer.Exit":
+    """The exit of a command a user mistake stopped, its one line printed on stderr."""
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(code)
 
@@ -48,7 +49,7 @@ def user_errors(fn: Callable) -> Callable:
         except (UserError, WarehouseError, NoLocalEndpoint, FileNotFoundError,
                 ValueError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise fail(first) from None
+            raise error_exit(first) from None
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
             raise typer.Exit(130) from None

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from datagen.cli_common import (
-    ApiKeyEnvOpt, EndpointOpt, ModelOpt, WarehouseOpt, add_command, fail, read_config_section,
+    ApiKeyEnvOpt, EndpointOpt, ModelOpt, WarehouseOpt, add_command, error_exit, read_config_section,
     user_errors,
 )
 from datagen.cli_model import wants_local_endpoint, with_local_endpoint
@@ -62,5 +62,5 @@ def compose(warehouse: WarehouseOpt = None, backend: Backend = None, endpoint: E
     summary = compose_with_progress(warehouse, cfg)
     print_compose_summary(summary)
     if summary.seeds_total == 0:
-        raise fail(f"no facts to ask about in {summary.pages} pages "
-                   f"({summary.pages_without_facts} without any fact); nothing composed", 1)
+        raise error_exit(f"no facts to ask about in {summary.pages} pages "
+                         f"({summary.pages_without_facts} without any fact); nothing composed", 1)

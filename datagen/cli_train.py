@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from datagen.cli_common import WarehouseOpt, add_command, fail, user_errors
+from datagen.cli_common import WarehouseOpt, add_command, error_exit, user_errors
 
 
 def register(app: typer.Typer) -> None:
@@ -47,5 +47,5 @@ def train(config: TrainConfigOpt, run_dir: RunDirOpt = None, resume: ResumeOpt =
     try:
         summary = train_quietly(cfg, out, warehouse or cfg.data.warehouse, resume)
     except TrainingFailed as exc:  # systematic failure: the run is marked failed, say why
-        raise fail(str(exc), 1) from None
+        raise error_exit(str(exc), 1) from None
     print_train_summary(summary, out)
