@@ -43,6 +43,7 @@ def load_entrypoint(spec: str) -> AgentFn:
                          "'path/to/file.py:function'")
     try:
         fn = getattr(_module(where), attr)
+    # probe: a user's module may lack the named function; that is their mistake, one line
     except (ImportError, AttributeError, OSError) as exc:
         raise ValueError(f"rollout.workflow {spec!r}: {exc}") from None
     if not inspect.iscoroutinefunction(fn):

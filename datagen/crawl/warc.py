@@ -137,6 +137,7 @@ def _read_payload(record, res: Fetched, cfg: CrawlConfig) -> Fetched:
         pass
     # warcio wraps the body in a LimitReader (its `limit`: bytes declared but not read) only
     # when the record has a usable Content-Length; otherwise raw_stream is the bare stream.
+    # probe: warcio's stream type varies by record (third-party object, no declared member)
     if getattr(record.raw_stream, "limit", 0) > 0:  # fewer bytes than the record declares
         return _set(res, "failed", "warc_error: the record is cut short")
     res.body, res.outcome = body, "ok"
