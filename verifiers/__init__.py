@@ -17,6 +17,7 @@ from verifiers.normalize import squad_normalize
 from verifiers.candidates import answer_type
 from verifiers.reward import REWARD_MODES, RewardResult, reward, score_response
 from verifiers.runner import CheckTally, ChecksSummary, default_checks, run_check, run_checks
+from verifiers.shortcut import Shortcut, is_shortcut, shortcut_flags, shortcut_pages
 from verifiers.uniqueness import PageWords, UniqueAnswer, question_terms
 
 __all__ = [
@@ -25,7 +26,7 @@ __all__ = [
     "reward", "score_response", "RewardResult", "REWARD_MODES", "answer_type", "LLMJudge", "JudgeError",
     "Check", "QuestionCheck", "CheckContext", "CheckResult", "PageSearch", "AlternativesJudge",
     "WellFormed", "AnswerNotLeaked", "Grounded", "UniqueAnswer", "PageWords", "question_terms",
-    "NearDuplicates",
+    "NearDuplicates", "Shortcut", "is_shortcut", "shortcut_pages", "shortcut_flags",
     "SentenceEmbedder", "Decontamination", "ContaminationIndex", "DEFAULT_BENCHMARKS",
     "run_checks", "run_check", "default_checks", "ChecksSummary", "CheckTally",
 ]
