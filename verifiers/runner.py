@@ -115,7 +115,8 @@ def default_checks(benchmarks: str = "hub", threshold: float | None = None,
     from verifiers.checks import AnswerNotLeaked, Grounded, WellFormed
     from verifiers.decontam import Decontamination
     from verifiers.dedup import DEFAULT_THRESHOLD, NearDuplicates
+    from verifiers.shortcut import Shortcut
     from verifiers.uniqueness import UniqueAnswer
-    return [WellFormed(), AnswerNotLeaked(), Grounded(), UniqueAnswer(),
+    return [WellFormed(), AnswerNotLeaked(), Grounded(), UniqueAnswer(), Shortcut(),
             NearDuplicates(threshold=threshold or DEFAULT_THRESHOLD, embedder=embedder),
             Decontamination(source=benchmarks)]

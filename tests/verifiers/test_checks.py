@@ -227,14 +227,15 @@ def test_default_checks_end_to_end(art_wh, tmp_path, embedder):
                            "Vincent van Gogh", evidence=ev, source_urls=[VG_URL])
     checks = default_checks(benchmarks=str(bench), embedder=embedder)
     assert [c.name for c in checks] == ["well_formed", "answer_not_leaked", "grounded",
-                                        "unique_answer", "near_duplicates", "decontamination"]
+                                        "unique_answer", "shortcut", "near_duplicates",
+                                        "decontamination"]
     summary = run_checks(art_wh, [good, dup, leaked], checks, run_id="verify-2")
     rows = art_wh.sql("select question_id, check_name, status from verdicts "
                       "where run_id = 'verify-2'").to_pylist()
     failed = {(r["question_id"], r["check_name"]) for r in rows if r["status"] != "pass"}
     assert ("dup", "near_duplicates") in failed and ("leaked", "answer_not_leaked") in failed
     assert not {c for q, c in failed if q == "good"}
-    assert summary.passed_all == 1 and summary.verdicts_written == 18
+    assert summary.passed_all == 1 and summary.verdicts_written == 21
     assert summary.checks["decontamination"].sets_checked == ["nq"]
 
 

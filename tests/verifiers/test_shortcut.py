@@ -92,3 +92,18 @@ def test_the_check_uses_an_injected_search_and_opens_none_for_one_hop_questions(
     assert given[0].details["hits"][0] == url("marlow")
     alone = Shortcut().run([ONE_HOP], CheckContext())  # no warehouse, no search: not needed
     assert alone[0].status == "pass" and alone[0].details == {"applicable": False}
+
+
+def test_the_verify_stage_runs_it_and_a_shortcut_is_not_train_ready(site_wh):
+    from verifiers.config import VerifyConfig
+    from verifiers.stage import build_checks, run_verify
+    from warehouse import DifficultyRecord
+    assert "shortcut" in [c.name for c in build_checks(VerifyConfig(decontamination="off"))]
+    site_wh.append([SHORTCUT_Q, HARD_Q], run_id="compose")
+    summary = run_verify(site_wh, VerifyConfig(decontamination="off"),
+                         only=["grounded", "shortcut"])
+    assert summary.by_check["shortcut"]["reason:shortcut"] == 1
+    site_wh.append([DifficultyRecord(question_id=q, solver="s", k=4, n_correct=2, pass_rate=0.5,
+                                     band="medium") for q in ("short", "hard")], run_id="band")
+    ready = site_wh.sql("select question_id from train_ready").to_pylist()
+    assert [r["question_id"] for r in ready] == ["hard"]
