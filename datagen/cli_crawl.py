@@ -1,4 +1,5 @@
-"""CLI commands of the crawl stage: `demo-world`, `serve`, `crawl` (kept light to import)."""
+"""CLI commands of the crawl stage: `demo-world`, `site`, `serve`, `crawl` (kept light to
+import)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from datagen.cli_common import UserError, WarehouseOpt, add_command, open_wareho
 
 def register(app: typer.Typer) -> None:
     add_command(app, "demo-world", demo_world)
+    add_command(app, "site", site)
     add_command(app, "serve", serve)
     add_command(app, "crawl", crawl)
 
@@ -34,6 +36,25 @@ def demo_world(
     write_world(world, out)
     typer.echo(f"wrote {len(world)} entity pages and {len(world.facts)} facts to {out} "
                f"in {time.perf_counter() - t:.1f} s (ground truth: {out / 'facts.jsonl'})")
+
+
+@user_errors
+def site(
+    corpus: Annotated[Path, typer.Argument(help="A corpus of ../shared/data/corpus/: a folder "
+                                           "holding corpus.jsonl, a .json {title: [sentences]}, "
+                                           "a KILT .jsonl or the wikispeedia_subset folder.")],
+    out: Annotated[Path, typer.Argument(help="New (or empty) folder to write the site into.")],
+) -> None:
+    """Write a real corpus as a local site: a page per title, links where titles are named.
+
+    Only the corpus text is read, never a questions file beside it.
+    """
+    from datagen.corpus_site import write_corpus_site
+    w = write_corpus_site(corpus, out)
+    typer.echo(f"wrote {w.pages} pages and {w.links} links ({w.shape}) to {out} in "
+               f"{w.seconds:.1f} s")
+    typer.echo(f"next: datagen crawl {out}   or   datagen build {out} (offline, with "
+               "verify.decontamination: ../shared/data/qa_benchmarks/ or off in --config)")
 
 
 @user_errors

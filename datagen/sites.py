@@ -3,6 +3,9 @@
     write_hotpotqa_site(corpus_json, out_dir)   # {title: [sentences]}: a page per title
     write_kilt_site(jsonl, out_dir)             # {wikipedia_title, text[paragraphs]} rows
     write_wikispeedia_site(subset_dir, out_dir) # articles/*.txt + links.tsv (the real link graph)
+    write_paragraph_site(corpus_jsonl, out_dir) # {pid, title, text} rows: a page per paragraph
+
+`datagen site CORPUS OUT_DIR` (datagen/corpus_site.py) picks the writer by the corpus's shape.
 
 Each writes `out_dir/wiki/<title>.html` (a real `<title>` and `<h1>`, the text in `<p>`
 paragraphs, so extraction keeps each paragraph verbatim) and `out_dir/index.html` linking
@@ -171,7 +174,7 @@ def _mentioned_everywhere(pages: list[SitePage]) -> list[SitePage]:
     return pages
 
 
-# ---- the three corpora --------------------------------------------------------------------
+# ---- the corpora ----------------------------------------------------------------------------
 
 def write_hotpotqa_site(corpus_json: str | Path, out_dir: str | Path) -> Path:
     """HotpotQA's {title: [sentences]}: one paragraph per title, links where titles are named."""
@@ -179,6 +182,19 @@ def write_hotpotqa_site(corpus_json: str | Path, out_dir: str | Path) -> Path:
     pages = [SitePage(t, [("p", clean("".join(sents)))])
              for t, sents in corpus.items()]
     return write_site(_mentioned_everywhere(pages), out_dir)
+
+
+def write_paragraph_site(corpus_jsonl: str | Path, out_dir: str | Path) -> Path:
+    """Rows {pid, title, text} (hotpotqa_dev685's corpus.jsonl): a page per paragraph, links
+    where titles are named. Only this file is read: a corpus's questions never reach a build."""
+    pages = [SitePage(row["title"], [("p", clean(row["text"]))]) for row in _jsonl(corpus_jsonl)]
+    return write_site(_mentioned_everywhere(pages), out_dir)
+
+
+def _jsonl(path: str | Path) -> list[dict]:
+    """The rows of a JSONL file (blank lines skipped)."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
 
 
 def _kilt_blocks(paragraphs: list[str]) -> list[tuple[str, str]]:
@@ -199,11 +215,7 @@ def _kilt_blocks(paragraphs: list[str]) -> list[tuple[str, str]]:
 
 def write_kilt_site(jsonl: str | Path, out_dir: str | Path) -> Path:
     """KILT Wikipedia pages: whole articles with their sections and lists."""
-    pages = []
-    for line in Path(jsonl).read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            pages.append(SitePage(row["wikipedia_title"], _kilt_blocks(row["text"])))
+    pages = [SitePage(row["wikipedia_title"], _kilt_blocks(row["text"])) for row in _jsonl(jsonl)]
     return write_site(_mentioned_everywhere(pages), out_dir)
 
 
