@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from warehouse.views import shortcut_share, shortcut_table, shortcuts_by_hops
+
 NEXT_COMMANDS = [
     'datagen query "select band, count(*) from train_ready group by 1"',
     'datagen query "select hops, band, count(*) from train_ready group by all order by 1, 2"',
@@ -27,6 +29,7 @@ def build_report(wh, cfg, out) -> dict[str, Any]:
         "seeds": _one(wh, "select count(distinct question_id) from questions where hops = 1"),
         "compose_rejected": _compose_rejections(out.stages["compose"].result.summary),
         "verify_failed": _pairs(wh, _FAILED_SQL),
+        "shortcuts_by_hops": shortcuts_by_hops(wh),
         "train_ready_by_band": _pairs(wh, "select band, count(*) from train_ready "
                                       "group by 1 order by 1"),
         "train_ready": _one(wh, "select count(*) from train_ready"),
@@ -79,11 +82,18 @@ def markdown(report: dict[str, Any]) -> str:
         lines += [f"## {title}", "", "| | count |", "|---|---:|"]
         lines += [f"| {k} | {v} |" for k, v in report[key].items()] or ["| (none) | 0 |"]
         lines.append("")
+    lines += _shortcut_table(report["shortcuts_by_hops"])
     lines += ["## Stages", "", "| stage | seconds | cached | rows | run |", "|---|---:|---|---:|---|"]
     lines += [f"| {k} | {s['seconds']} | {s['cached']} | {s['rows']} | `{s['run_id']}` |"
               for k, s in report["stages"].items()]
     lines += ["", "## Next", ""] + [f"    {c}" for c in NEXT_COMMANDS]
     return "\n".join(lines) + "\n"
+
+
+def _shortcut_table(shortcuts: dict[str, dict[str, int]]) -> list[str]:
+    """Markdown: per hops, the questions one search gives away among those the check judged."""
+    return (["## Verify: shortcuts by hops (one search finds the answer's page)", ""]
+            + shortcut_table(shortcuts) + [""])
 
 
 def publish(out) -> str:
@@ -116,6 +126,8 @@ def _report_table(report: dict[str, Any]):
     rows += [(f"questions with {k} hops", n) for k, n in report["questions_by_hops"].items()]
     rows += [(f"compose rejected: {k}", n) for k, n in list(report["compose_rejected"].items())[:8]]
     rows += [(f"verify failed: {k}", n) for k, n in list(report["verify_failed"].items())[:8]]
+    rows += [(f"shortcuts, {h} hops", shortcut_share(c))
+             for h, c in report["shortcuts_by_hops"].items()]
     rows += [(f"train_ready {k}", n) for k, n in report["train_ready_by_band"].items()]
     for what, n in rows + [("train_ready", report["train_ready"])]:
         table.add_row(what, str(n))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from verifiers.config import VerifyConfig
+from warehouse.views import shortcut_share
 from verifiers.stage import (
     WHOLE_SET_CHECKS, StageError, VerifySummary, build_checks, in_ids, run_verify, select,
 )
@@ -35,8 +36,11 @@ def run_verify_part(wh: "Warehouse", cfg: VerifyConfig, part: dict[str, Any],
 
 
 def summary_lines(summary: VerifySummary) -> list[str]:
-    """What `datagen verify` prints: the totals, then pass/fail/error counts per check."""
+    """What `datagen verify` prints: the totals, pass/fail/error counts per check, and the
+    shortcuts by hops (the warehouse's latest shortcut verdicts)."""
     lines = [f"checked {summary.questions} questions: {summary.passed_all} passed every check, "
              f"{summary.verdicts} verdicts written (run {summary.run_id})"]
-    return lines + [f"  {name}: pass {c['pass']} fail {c['fail']} error {c['error']}"
-                    for name, c in summary.by_check.items()]
+    lines += [f"  {name}: pass {c['pass']} fail {c['fail']} error {c['error']}"
+              for name, c in summary.by_check.items()]
+    return lines + [f"  shortcuts, {h} hops: {shortcut_share(c)}"
+                    for h, c in summary.shortcuts_by_hops.items()]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from verifiers.config import VerifyConfig
+from warehouse.views import shortcuts_by_hops
 
 if TYPE_CHECKING:
     from verifiers import Check, ChecksSummary, PageSearch
@@ -36,11 +37,14 @@ class VerifySummary:
     passed_all: int = 0
     verdicts: int = 0
     by_check: dict[str, Counter] = field(default_factory=dict)  # check -> status/reason counts
+    # hops -> {judged, shortcuts}: the shortcut check's latest verdicts, whole warehouse
+    shortcuts_by_hops: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"questions": self.questions, "skipped_verified": self.skipped_verified,
                 "passed_all": self.passed_all, "verdicts": self.verdicts,
-                "by_check": {k: dict(v) for k, v in self.by_check.items()}}
+                "by_check": {k: dict(v) for k, v in self.by_check.items()},
+                "shortcuts_by_hops": self.shortcuts_by_hops}
 
 
 def build_checks(cfg: VerifyConfig) -> list["Check"]:
@@ -125,6 +129,8 @@ def run_verify(wh: "Warehouse", cfg: VerifyConfig, *, where: str | None = None,
             _count(summary, out)
             if progress:
                 progress(start + len(batch), len(todo))
+        if "shortcut" in names:
+            summary.shortcuts_by_hops = shortcuts_by_hops(wh)
         run.summary = summary.as_dict()
     return summary
 

@@ -19,6 +19,8 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 
+from warehouse.views import shortcut_table, shortcuts_by_hops
+
 UNKNOWN = "unknown"
 
 
@@ -33,6 +35,7 @@ class Card:
     where: str | None
     by_band: dict[str, int] = field(default_factory=dict)
     by_hops: dict[str, int] = field(default_factory=dict)
+    shortcuts: dict[str, dict[str, int]] = field(default_factory=dict)  # hops -> judged, shortcuts
     licenses: dict[str, int] = field(default_factory=dict)   # evidence pages per licence
     domains: dict[str, int] = field(default_factory=dict)    # evidence pages per host
     row_licenses: dict[str, int] = field(default_factory=dict)  # rows per row licence
@@ -55,6 +58,7 @@ def make_card(wh, table: pa.Table, *, snapshot: int, fmt: str, layout: str,
     card = Card(rows=table.num_rows, snapshot=snapshot, fmt=fmt, layout=layout, where=where)
     card.by_band = _counts(table.column("band").to_pylist())
     card.by_hops = _counts(table.column("hops").to_pylist())
+    card.shortcuts = shortcuts_by_hops(wh)
     card.row_licenses = _counts(table.column("license").to_pylist())
     card.composers = _counts(f"{c or '?'} ({b or '?'})" for c, b in zip(
         table.column("composer").to_pylist(), table.column("backend").to_pylist()))
@@ -165,7 +169,8 @@ def render(card: Card, files: list[str]) -> str:
     out = ["# hardqa export", "",
            "Multi-hop question–answer pairs made harder step by step from crawled web pages "
            "(each step keeps its evidence: the page URL and a verbatim quote), checked by "
-           "`verifiers` (well-formed, no leak, grounded, unique answer, near-duplicates, "
+           "`verifiers` (well-formed, no leak, grounded, unique answer, no one-search "
+           "shortcut, near-duplicates, "
            "optionally benchmark decontamination) and banded by difficulty from a solver's "
            "pass rate over k attempts. Rows are the `train_ready` questions: every latest "
            "verdict `pass`, with a band.", "",
@@ -176,6 +181,7 @@ def render(card: Card, files: list[str]) -> str:
            "reproduces these rows)", ""]
     out += _table("Rows per band", "band", card.by_band)
     out += _table("Rows per hops", "hops", card.by_hops)
+    out += _shortcut_lines(card.shortcuts)
     out += ["## How it was built", ""]
     out += _build_lines(card)
     out += _table("Composer (backend)", "composer", card.composers)
@@ -194,6 +200,17 @@ def _table(title: str, key: str, counts: dict[str, int]) -> list[str]:
     lines = [f"## {title}", "", f"| {key} | count |", "|---|---:|"]
     lines += [f"| {k} | {v} |" for k, v in counts.items()] or ["| (none) | 0 |"]
     return lines + [""]
+
+
+def _shortcut_lines(shortcuts: dict[str, dict[str, int]]) -> list[str]:
+    """The shortcut check's verdicts by hops over the whole warehouse: the exported rows passed
+    it, so the share says what the filter took out."""
+    lines = ["## Shortcuts by hops", "",
+             "A question with hops >= 2 is a shortcut when one search of its own text (BM25, "
+             "k = 3, every stored page) returns the page holding the answer, or every compared "
+             "page of a comparison (the `shortcut` check). Shortcuts are not train_ready; "
+             "these are all the questions of the warehouse the check judged.", ""]
+    return lines + shortcut_table(shortcuts) + [""]
 
 
 def _build_lines(card: Card) -> list[str]:

@@ -47,3 +47,38 @@ def train_ready_select(lake: str, key: str = "TRUE", at: str = "") -> str:
     """The train_ready query over `lake`, each input filtered by `key` (SQL on question_id)
     and read `at` a version (e.g. "AT (VERSION => 12)"; "" = the attached state)."""
     return TRAIN_READY_SELECT.format(lake=lake, key=key, at=at)
+
+
+# The shortcut check's latest verdict per question, counted by the question's latest hops
+# (>= 2: the check does not apply to one hop): the build summary and the dataset card.
+SHORTCUTS_BY_HOPS_SQL = """
+WITH latest_verdict AS (
+    SELECT question_id, arg_max(status, created_at) AS status
+    FROM verdicts WHERE check_name = 'shortcut' GROUP BY question_id
+), latest_hops AS (
+    SELECT question_id, arg_max(hops, created_at) AS hops FROM questions GROUP BY question_id
+)
+SELECT h.hops, count(*) AS judged, count(*) FILTER (WHERE v.status = 'fail') AS shortcuts
+FROM latest_verdict v JOIN latest_hops h USING (question_id)
+WHERE h.hops >= 2 GROUP BY h.hops ORDER BY h.hops
+"""
+
+
+def shortcuts_by_hops(wh) -> dict[str, dict[str, int]]:
+    """{hops: {"judged": n, "shortcuts": m}}: how many questions of each hop count the
+    shortcut check judged (latest verdict) and how many of them one search gives away."""
+    return {str(r["hops"]): {"judged": int(r["judged"]), "shortcuts": int(r["shortcuts"])}
+            for r in wh.sql(SHORTCUTS_BY_HOPS_SQL).to_pylist()}
+
+
+def shortcut_share(counts: dict[str, int]) -> str:
+    """"m of n (0.xxx)": one hop count's shortcuts, as the summary and the card print them."""
+    share = counts["shortcuts"] / counts["judged"] if counts["judged"] else 0.0
+    return f"{counts['shortcuts']} of {counts['judged']} ({share:.3f})"
+
+
+def shortcut_table(shortcuts: dict[str, dict[str, int]]) -> list[str]:
+    """Markdown rows of `shortcuts_by_hops`, header first (the build summary and the card)."""
+    lines = ["| hops | shortcuts of judged (share) |", "|---|---:|"]
+    return lines + ([f"| {h} | {shortcut_share(c)} |" for h, c in shortcuts.items()]
+                    or ["| (none judged) | 0 of 0 |"])

@@ -94,16 +94,23 @@ def test_the_check_uses_an_injected_search_and_opens_none_for_one_hop_questions(
     assert alone[0].status == "pass" and alone[0].details == {"applicable": False}
 
 
-def test_the_verify_stage_runs_it_and_a_shortcut_is_not_train_ready(site_wh):
+def test_the_verify_stage_runs_it_and_a_shortcut_is_not_train_ready(site_wh, tmp_path):
+    from flows.verify import summary_lines
     from verifiers.config import VerifyConfig
     from verifiers.stage import build_checks, run_verify
     from warehouse import DifficultyRecord
+    from warehouse.export import export
     assert "shortcut" in [c.name for c in build_checks(VerifyConfig(decontamination="off"))]
     site_wh.append([SHORTCUT_Q, HARD_Q], run_id="compose")
     summary = run_verify(site_wh, VerifyConfig(decontamination="off"),
                          only=["grounded", "shortcut"])
     assert summary.by_check["shortcut"]["reason:shortcut"] == 1
+    assert summary.shortcuts_by_hops == {"2": {"judged": 2, "shortcuts": 1}}
+    assert "  shortcuts, 2 hops: 1 of 2 (0.500)" in summary_lines(summary)
     site_wh.append([DifficultyRecord(question_id=q, solver="s", k=4, n_correct=2, pass_rate=0.5,
                                      band="medium") for q in ("short", "hard")], run_id="band")
     ready = site_wh.sql("select question_id from train_ready").to_pylist()
     assert [r["question_id"] for r in ready] == ["hard"]
+    export(site_wh.root, tmp_path / "out")  # the card: what the filter took out, by hops
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "## Shortcuts by hops" in card and "| 2 | 1 of 2 (0.500) |" in card
