@@ -1,9 +1,11 @@
 """Running the build flow from the CLI: Prefect's ephemeral API unless PREFECT_API_URL is set.
 
 `build_config` is the build's config as the CLI gives it (a mistake leaves a failed run row);
-`run_build` runs the flow, stopped by one SIGTERM as by Ctrl-C (warehouse/runs.py): what
-the stages committed stays, the runs are marked interrupted, a served model and Prefect's
-ephemeral API server are stopped.
+`run_build` checks what the build needs (flows/preflight.py: a problem is a failed run row and
+one line, before the crawl) and runs the flow, stopped by one SIGTERM as by Ctrl-C
+(warehouse/runs.py): what the stages committed stays, the runs are marked interrupted, a
+served model and Prefect's ephemeral API server are stopped. `serve_until_stopped` runs the
+same checks before it serves the build as a deployment.
 """
 
 from __future__ import annotations
@@ -27,7 +29,25 @@ def build_config(root: Path | str, path: Path | None, **overrides: object) -> Bu
 
 def run_build(root: Path | str, cfg: BuildConfig,
               progress: Callable[[str, int, int], None] | None = None):
-    """Run the `build` flow on the warehouse at `root`; returns its `BuildResult`."""
+    """Run the `build` flow on the warehouse at `root` once its preflight passes; returns its
+    `BuildResult`."""
+    check_before_build(root, cfg)
+    return _run_flow(root, cfg, progress)
+
+
+def check_before_build(root: Path | str, cfg: BuildConfig) -> None:
+    """`preflight.check_build`; a build it stops still leaves a `failed` run row saying why."""
+    from flows.preflight import PreflightError, check_build
+    try:
+        check_build(root, cfg)
+    except PreflightError as exc:
+        record_failed_build(root, None, str(exc))
+        raise
+
+
+def _run_flow(root: Path | str, cfg: BuildConfig,
+              progress: Callable[[str, int, int], None] | None):
+    """The `build` flow under Prefect's settings for a CLI run, stopped by one SIGTERM."""
     from prefect.settings import (
         PREFECT_SERVER_ANALYTICS_ENABLED, PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
         temporary_settings,
@@ -58,11 +78,13 @@ class BuildFailed(ValueError):
 
 def run_build_with_progress(root: Path | str, cfg: BuildConfig):
     """`run_build` under one bar per stage on stderr (a terminal's); Prefect's own logs only
-    with -v; a failed stage raises BuildFailed with its error on one line."""
+    with -v; a failed preflight raises its PreflightError before any bar, a failed stage
+    BuildFailed, each one line."""
     import logging
 
     from datagen.tables import progress_bar
     from flows.stages import STAGES
+    check_before_build(root, cfg)
     quiet = logging.getLogger().level > logging.DEBUG
     for name in ("prefect", "prefect.flow_runs", "prefect.task_runs", "prefect.engine"):
         logging.getLogger(name).setLevel(logging.CRITICAL if quiet else logging.INFO)
@@ -73,7 +95,7 @@ def run_build_with_progress(root: Path | str, cfg: BuildConfig):
             bar.start_task(tasks[stage])
             bar.update(tasks[stage], completed=done, total=max(total, done))
         try:
-            return run_build(root, cfg, report)
+            return _run_flow(root, cfg, report)
         except KeyboardInterrupt:
             raise
         except Exception as exc:
@@ -121,6 +143,9 @@ def serve_deployments(root: Path | str, cfg: BuildConfig, cron: str | None) -> N
 def serve_until_stopped(root: Path | str, cfg: BuildConfig, cron: str | None) -> None:
     """`serve_deployments`, saying so on stderr, until Ctrl-C or SIGTERM ("stopped")."""
     import sys
+
+    from flows.preflight import check_build
+    check_build(root, cfg)
     print(f"serving datagen-build (cron: {cron or 'none'}) and the stage flows for "
           f"warehouse {root}; Ctrl-C to stop", file=sys.stderr)
     try:

@@ -19,6 +19,12 @@ class VerifyConfig(BaseModel):
     batch_size: int = Field(1000, ge=1, description="questions per verdict commit")
     timeout_s: float = Field(600.0, gt=0, description="per check and batch")
 
+    @field_validator("decontamination", mode="before")
+    @classmethod
+    def _yaml_off(cls, v: object) -> object:
+        """YAML reads a bare `off` as false: `decontamination: off` means what it says."""
+        return "off" if v is False else v
+
     @field_validator("decontamination")
     @classmethod
     def _source(cls, v: str) -> str:

@@ -98,7 +98,7 @@ def load_hub(specs: Iterable[BenchmarkSpec] = DEFAULT_BENCHMARKS,
     for spec in specs:
         cached = cache_dir / f"{spec.name}.jsonl"
         if not cached.exists():
-            online = _hub_reachable() if online is None else online
+            online = hub_reachable() if online is None else online
             if not online:
                 log.warning("benchmark %s (%s) not cached and the hub is unreachable",
                             spec.name, spec.dataset_id)
@@ -112,17 +112,26 @@ def load_hub(specs: Iterable[BenchmarkSpec] = DEFAULT_BENCHMARKS,
     return sets
 
 
-def _hub_reachable(timeout_s: float = 3.0) -> bool:
+def hub_missing(specs: Iterable[BenchmarkSpec] = DEFAULT_BENCHMARKS,
+                cache_dir: Path | None = None) -> list[str]:
+    """The benchmark sets `load_hub` would have to fetch (not cached yet)."""
+    cache_dir = cache_dir or CACHE_DIR
+    return [s.name for s in specs if not (cache_dir / f"{s.name}.jsonl").exists()]
+
+
+def hub_reachable(timeout_s: float = 3.0) -> bool:
     """False when the user said offline (the hub clients' own variables), else a TCP probe."""
     import os
     from urllib.parse import urlparse
     if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1":
         return False
     host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname
-    return _tcp_reachable(host, 443, timeout_s)
+    return tcp_reachable(host, 443, timeout_s)
 
 
-def _tcp_reachable(host: str, port: int, timeout_s: float) -> bool:
+def tcp_reachable(host: str, port: int, timeout_s: float) -> bool:
+    """One TCP connect within `timeout_s`: does the host answer at all (the hub, a model
+    server), without the retries of a client."""
     import socket
     try:
         socket.create_connection((host, port), timeout=timeout_s).close()

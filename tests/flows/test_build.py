@@ -199,7 +199,9 @@ def test_an_empty_or_unreachable_crawl_fails_the_build_with_its_reason(tmp_path,
     site.mkdir()
     (site / "index.html").write_text("<html><body></body></html>")  # nothing to extract
     target = str(site) if seed == "empty_site" else seed
-    code = main(["build", target, "--warehouse", str(tmp_path / "wh")])
+    cfg = tmp_path / "off.yaml"  # offline, real seeds need a decontamination setting (preflight)
+    cfg.write_text("verify: {decontamination: off}\n")
+    code = main(["build", target, "--config", str(cfg), "--warehouse", str(tmp_path / "wh")])
     err = capsys.readouterr().err
     assert code != 0 and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1 and "page" in err.lower(), err
