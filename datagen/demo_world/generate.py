@@ -1,214 +1,173 @@
 """Build a deterministic fictional world: the same (n, seed) always gives the same world.
 
-Names are made from syllables so they never collide with real entities (a solver can't
-answer from memory); every random choice comes from one `random.Random(seed)`.
+Places first, then people, the organisations they found, the works they make and the events
+organisations run. Each step links an entity only to entities that already exist and fit
+(schema.RELATIONS), then dates it inside every gap those links impose: a film comes out
+when its director is 20 to 75, a marathon is run by a club founded before it.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import random
-import re
+from datagen.demo_world.builder import Builder
+from datagen.demo_world.model import Entity, World
+from datagen.demo_world.schema import (
+    CURRENCIES, EVENT_TYPES, OCCUPATIONS, RELATIONS, WORK_TYPES,
+)
 
-from datagen.demo_world.model import RELATIONS, Entity, Fact, World
-
-_ONSETS = ["b", "br", "c", "d", "dr", "f", "g", "gr", "h", "k", "l", "m", "n", "p", "r", "s",
-           "st", "t", "th", "v", "w", "z", "al", "el", "or", "is"]
-_VOWELS = ["a", "e", "i", "o", "u", "ae", "ia", "ou", "ei"]
-_CODAS = ["", "n", "r", "l", "s", "th", "m", "nd", "rk", "x"]
 _CITY_SUFFIX = ["ford", "holm", "vale", "burg", "mouth", "stead", "haven", "wick", "port", "field"]
 _COUNTRY_SUFFIX = ["ia", "and", "ora", "istan", "ovia", "ea", "eth"]
-_ORG_KINDS = [("university", "University of {city}"), ("company", "{stem} Industries"),
+# (type, name pattern): {city} is the organisation's home city; companies have two patterns.
+_ORG_NAMES = [("university", "University of {city}"), ("company", "{stem} Industries"),
               ("company", "{stem} Motors"), ("band", "The {stem} Collective"),
               ("institute", "{stem} Institute"), ("club", "{city} Athletic Club"),
               ("orchestra", "{city} Philharmonic"), ("publisher", "{stem} Press")]
+_EVENT_NAMES = {"film festival": "{city} Film Festival", "treaty": "Treaty of {city}",
+                "exhibition": "{city} Exhibition", "battle": "Battle of {city}",
+                "marathon": "{city} Marathon", "book fair": "{city} Book Fair",
+                "congress": "{city} Science Congress"}
 _WORK_ADJ = ["Silent", "Crimson", "Last", "Hidden", "Golden", "Broken", "Distant", "Secret",
              "Winter", "Burning", "Quiet", "Northern", "Hollow", "Paper", "Glass", "Iron"]
 _WORK_NOUN = ["River", "Garden", "Lantern", "Harbour", "Orchard", "Mirror", "Tide", "Bridge",
               "Letters", "Season", "Tower", "Crossing", "Meadow", "Archive", "Compass", "Shore"]
-_GENRES = {"film": ["drama", "comedy", "thriller", "documentary", "western", "musical"],
-           "novel": ["mystery", "historical fiction", "science fiction", "romance", "satire"]}
-_OCCUPATIONS = ["painter", "engineer", "novelist", "film director", "physicist", "architect",
-                "composer", "chemist", "journalist", "mathematician", "cartographer", "sculptor"]
-_EVENTS = [("film festival", "{city} Film Festival"), ("treaty", "Treaty of {city}"),
-           ("exhibition", "{city} Exhibition"), ("battle", "Battle of {city}"),
-           ("marathon", "{city} Marathon"), ("book fair", "{city} Book Fair"),
-           ("congress", "{city} Science Congress")]
-_CURRENCIES = ["crown", "mark", "florin", "thaler", "ducat", "lira", "real", "dinar"]
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December"]
+# How common each type is (1 if not named): works need many makers, else "the film
+# directed by X" rarely names one film; battles and treaties are few and have no organiser.
+_WEIGHT = {"film director": 3, "novelist": 3, "battle": 0.5, "treaty": 0.5}
+_CREATOR = {"film": "directed_by", "novel": "written_by"}
+_LENGTH = {"film": "runtime_minutes", "novel": "pages"}
 
 
-class _Namer:
-    """Unique pronounceable names from syllables."""
-
-    def __init__(self, rng: random.Random):
-        self.rng, self.used = rng, set()
-
-    def stem(self, syllables: int = 2) -> str:
-        while True:
-            s = "".join(self.rng.choice(_ONSETS) + self.rng.choice(_VOWELS)
-                        + self.rng.choice(_CODAS) for _ in range(syllables)).capitalize()
-            if s not in self.used and 3 <= len(s) <= 12:
-                self.used.add(s)
-                return s
-
-    def unique(self, make) -> str:
-        for _ in range(1000):
-            name = make()
-            if name not in self.used:
-                self.used.add(name)
-                return name
-        raise RuntimeError("name space exhausted; raise the syllable count")
+def _pick_type(b: Builder, types) -> str:
+    return b.rng.choices(types, [_WEIGHT.get(t, 1) for t in types])[0]
 
 
-def article(noun: str) -> str:
-    """'a' or 'an' for a common noun (by its first letter; good enough for our word lists)."""
-    low = noun.lower()
-    return "an" if low[:1] in "aeiou" and not low.startswith(("uni", "eu", "one")) else "a"
+def _fitting(b: Builder, types: list[str], relation: str, pool: list[Entity]) -> list[str]:
+    """The types whose `relation` can find an object in `pool` (all of a small world's
+    film directors may be missing: it then has no films)."""
+    allowed = RELATIONS[relation].applies
+    kinds = {e.type for e in pool}
+    return [t for t in types if t not in allowed or kinds & set(allowed[t])]
 
 
-def format_date(d: dt.date) -> str:
-    return f"{d.day} {_MONTHS[d.month - 1]} {d.year}"
-
-
-def _slug(name: str, used: set[str]) -> str:
-    base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    slug, i = base, 2
-    while slug in used:
-        slug, i = f"{base}-{i}", i + 1
-    used.add(slug)
-    return slug
-
-
-class _Builder:
-    def __init__(self, n: int, seed: int):
-        self.rng = random.Random(seed)
-        self.namer = _Namer(self.rng)
-        self.world = World(seed=seed)
-        self.slugs: set[str] = set()
-        self.counts = _plan(n)
-        self.serial: dict[str, int] = {}
-
-    def add(self, kind: str, name: str, description: str) -> Entity:
-        self.serial[kind] = self.serial.get(kind, 0) + 1
-        eid = f"{kind[:3].upper()}{self.serial[kind]:05d}"
-        e = Entity(eid, kind, name, _slug(name, self.slugs), description)
-        self.world.entities[eid] = e
-        return e
-
-    def fact(self, subj: Entity, relation: str, obj) -> None:
-        vtype = RELATIONS[relation][1]
-        if isinstance(obj, Entity):
-            f = Fact(subj.entity_id, subj.name, relation, obj.name, vtype, subj.path,
-                     obj.entity_id, obj.path)
-        elif isinstance(obj, dt.date):
-            f = Fact(subj.entity_id, subj.name, relation, format_date(obj), vtype, subj.path,
-                     value=obj.isoformat())
-        elif isinstance(obj, int):
-            shown = str(obj) if vtype == "year" else f"{obj:,}"
-            f = Fact(subj.entity_id, subj.name, relation, shown, vtype, subj.path, value=obj)
-        else:
-            f = Fact(subj.entity_id, subj.name, relation, str(obj), vtype, subj.path, value=obj)
-        self.world.facts.append(f)
-
-    def date(self, lo: int, hi: int) -> dt.date:
-        return dt.date(self.rng.randint(lo, hi), self.rng.randint(1, 12), self.rng.randint(1, 28))
-
-
-def _plan(n: int) -> dict[str, int]:
-    shares = {"country": 0.012, "city": 0.15, "person": 0.42, "organisation": 0.14,
-              "work": 0.2, "event": 0.078}
-    counts = {k: max(2, round(n * s)) for k, s in shares.items()}
-    counts["person"] += n - sum(counts.values())
-    return counts
-
-
-def _places(b: _Builder) -> None:
+def add_places(b: Builder) -> None:
+    """Countries and their cities; each country's capital is its most populous city."""
     countries = []
     for _ in range(b.counts["country"]):
         name = b.namer.unique(lambda: b.namer.stem(2) + b.rng.choice(_COUNTRY_SUFFIX))
-        c = b.add("country", name, "a country")
+        c = b.add("country", "country", name, "a country")
         countries.append(c)
-        b.fact(c, "area_km2", b.rng.randrange(8_000, 900_000, 10))
-        b.fact(c, "currency", f"{name[:-1] if name.endswith('a') else name} {b.rng.choice(_CURRENCIES)}")
+        b.number(c, "area_km2")
+        b.fact(c, "currency", f"{name[:-1] if name.endswith('a') else name} "
+                              f"{b.rng.choice(CURRENCIES)}")
+    sizes: dict[str, list[tuple[int, Entity]]] = {}
     for i in range(b.counts["city"]):
         country = countries[i % len(countries)]
         name = b.namer.unique(lambda: b.namer.stem(1) + b.rng.choice(_CITY_SUFFIX))
-        city = b.add("city", name, f"a city in {country.name}")
-        b.fact(city, "located_in", country)
-        b.fact(city, "population", b.rng.randrange(2_000, 3_000_000))
-        b.fact(city, "founded_year", b.rng.randint(800, 1850))
-        if i < len(countries):
-            b.fact(country, "capital", city)
+        city = b.add("city", "city", name, f"a city in {country.name}")
+        b.link(city, "located_in", [country])
+        people = b.number(city, "population")
+        sizes.setdefault(country.entity_id, []).append((people, city))
+        b.fact(city, "founded_year", b.rng.randint(*b.domain("city", "founded_year")))
+    for c in countries:
+        b.fact(c, "capital", max(sizes[c.entity_id], key=lambda s: s[0])[1])
 
 
-def _people_and_orgs(b: _Builder) -> None:
+def add_people(b: Builder) -> None:
+    """People: born in a city that already existed, with an occupation."""
     cities = b.world.of_kind("city")
-    people = []
     for _ in range(b.counts["person"]):
         name = b.namer.unique(lambda: f"{b.namer.stem(2)} {b.namer.stem(2)}")
-        job = b.rng.choice(_OCCUPATIONS)
-        p = b.add("person", name, article(job) + " " + job)
-        people.append(p)
-        b.fact(p, "born_on", b.date(1850, 1990))
-        b.fact(p, "born_in", b.rng.choice(cities))
-        b.fact(p, "occupation", job)
-    orgs = []
+        p = b.add("person", _pick_type(b, OCCUPATIONS), name)
+        b.fact(p, "born_on", b.date(*b.domain(p.type, "born_on")))
+        b.link(p, "born_in", cities)
+
+
+def add_orgs(b: Builder) -> None:
+    """Organisations founded by a fitting person in their working life, in their home city;
+    then people join them and study at universities that existed in their youth."""
+    people, cities = b.world.of_kind("person"), b.world.of_kind("city")
+    patterns = [p for p in _ORG_NAMES
+                if p[0] in _fitting(b, [p[0]], "founded_by", people)]
     for _ in range(b.counts["organisation"]):
-        kind, pattern = b.rng.choice(_ORG_KINDS)
-        home = b.rng.choice(cities)
-        name = b.namer.unique(lambda: pattern.format(city=b.rng.choice(cities).name,
-                                                     stem=b.namer.stem(2)))
-        o = b.add("organisation", name, article(kind) + " " + kind)
-        orgs.append(o)
-        b.fact(o, "org_type", kind)
-        b.fact(o, "located_in", home)
-        b.fact(o, "founded_year", b.rng.randint(1800, 2015))
-        b.fact(o, "founded_by", b.rng.choice(people))
-        b.fact(o, "employees", b.rng.randrange(12, 90_000))
-    universities = [o for o in orgs if o.description == "a university"] or orgs
+        etype, pattern = b.rng.choice(patterns)
+        home, name = _org_name(b, pattern, cities)
+        o = b.add("organisation", etype, name)
+        b.link(o, "located_in", [home])
+        founder = b.choose(o, "founded_by", people, spread=True)
+        b.fact(o, "founded_year", b.rng.randint(*b.years(
+            "organisation", etype, [("founded_by", founder), ("located_in", home)])))
+        b.fact(o, "founded_by", founder)
+        b.number(o, "employees")
+    orgs = b.world.of_kind("organisation")
     for p in people:
         if b.rng.random() < 0.6:
-            b.fact(p, "member_of", b.rng.choice(orgs))
+            b.link(p, "member_of", orgs)
         if b.rng.random() < 0.5:
-            b.fact(p, "educated_at", b.rng.choice(universities))
+            b.link(p, "educated_at", orgs)
 
 
-def _works_and_events(b: _Builder) -> None:
+def _org_name(b: Builder, pattern: str, cities: list[Entity]) -> tuple[Entity, str]:
+    """(home city, a new name): a name with {city} names its home ('Kiarport Philharmonic')."""
+    for _ in range(1000):
+        home = b.rng.choice(cities)
+        name = pattern.format(city=home.name, stem=b.namer.stem(2))
+        if name not in b.namer.used:
+            b.namer.used.add(name)
+            return home, name
+    raise RuntimeError(f"no new name for {pattern!r}; give the world more cities")
+
+
+def add_works(b: Builder) -> None:
+    """Films by film directors, novels by writers, released while their maker was working."""
     people = b.world.of_kind("person")
-    orgs = b.world.of_kind("organisation")
-    cities = b.world.of_kind("city")
-    for _ in range(b.counts["work"]):
-        kind = b.rng.choice(["film", "novel"])
-        name = b.namer.unique(lambda: f"The {b.rng.choice(_WORK_ADJ)} {b.rng.choice(_WORK_NOUN)}"
-                              if b.rng.random() < 0.5 else
-                              f"{b.rng.choice(_WORK_ADJ)} {b.rng.choice(_WORK_NOUN)} of {b.namer.stem(1)}")
-        w = b.add("work", name, article(kind) + " " + kind)
-        b.fact(w, "work_type", kind)
-        b.fact(w, "directed_by" if kind == "film" else "written_by", b.rng.choice(people))
-        b.fact(w, "released_year", b.rng.randint(1900, 2024))
-        b.fact(w, "genre", b.rng.choice(_GENRES[kind]))
-        b.fact(w, "runtime_minutes" if kind == "film" else "pages",
-               b.rng.randint(70, 190) if kind == "film" else b.rng.randint(120, 900))
+    types = _fitting(b, list(WORK_TYPES), "directed_by", people)
+    types = _fitting(b, types, "written_by", people)
+    for _ in range(b.counts["work"] if types else 0):
+        etype = b.rng.choice(types)
+        w = b.add("work", etype, b.namer.unique(lambda: _work_name(b)))
+        maker = b.link(w, _CREATOR[etype], people, spread=True)
+        years = b.years("work", etype, [(_CREATOR[etype], maker)])
+        b.fact(w, "released_year", b.rng.randint(*years))
+        b.fact(w, "genre", b.rng.choice(b.domain(etype, "genre")))
+        b.number(w, _LENGTH[etype])
+
+
+def _work_name(b: Builder) -> str:
+    adj, noun = b.rng.choice(_WORK_ADJ), b.rng.choice(_WORK_NOUN)
+    return f"The {adj} {noun}" if b.rng.random() < 0.5 else f"{adj} {noun} of {b.namer.stem(1)}"
+
+
+def add_events(b: Builder) -> None:
+    """Events in a city, after its founding; those with an organiser are held in the
+    organiser's home city after it was founded, and those that draw crowds have an attendance."""
+    orgs, cities = b.world.of_kind("organisation"), b.world.of_kind("city")
+    types = _fitting(b, list(EVENT_TYPES), "organised_by", orgs)
     for _ in range(b.counts["event"]):
-        city = b.rng.choice(cities)
-        kind, pattern = b.rng.choice(_EVENTS)
-        name = b.namer.unique(lambda: f"{b.rng.randint(1850, 2020)} {pattern.format(city=city.name)}")
-        e = b.add("event", name, article(kind) + " " + kind)
-        b.fact(e, "event_type", kind)
+        etype = _pick_type(b, types)
+        organiser = _organiser(b, etype, orgs)
+        city = b.home[organiser.entity_id] if organiser else b.rng.choice(cities)
+        links = [("located_in", city)] + ([("organised_by", organiser)] if organiser else [])
+        name = b.namer.unique(lambda: f"{b.rng.randint(*b.years('event', etype, links))} "
+                                      f"{_EVENT_NAMES[etype].format(city=city.name)}")
+        e = b.add("event", etype, name)
         b.fact(e, "located_in", city)
-        b.fact(e, "held_on", dt.date(int(name[:4]), b.rng.randint(1, 12), b.rng.randint(1, 28)))
-        b.fact(e, "organised_by", b.rng.choice(orgs))
-        b.fact(e, "attendance", b.rng.randrange(150, 250_000))
+        b.fact(e, "held_on", b.date(int(name[:4]), int(name[:4])))
+        if organiser:
+            b.fact(e, "organised_by", organiser)
+        if etype in RELATIONS["attendance"].applies:
+            b.number(e, "attendance")
+
+
+def _organiser(b: Builder, etype: str, orgs: list[Entity]) -> Entity | None:
+    """A fitting organiser for an event of this type, or None for events nobody organises."""
+    allowed = RELATIONS["organised_by"].applies.get(etype)
+    return b.rng.choice([o for o in orgs if o.type in allowed]) if allowed else None
 
 
 def build_world(n: int = 2000, seed: int = 0) -> World:
     """A world of about `n` entities (at least 30) with their facts, deterministic in (n, seed)."""
     if n < 30:
         raise ValueError(f"a demo world needs at least 30 entities (got {n})")
-    b = _Builder(n, seed)
-    _places(b)
-    _people_and_orgs(b)
-    _works_and_events(b)
+    b = Builder(n, seed)
+    for step in (add_places, add_people, add_orgs, add_works, add_events):
+        step(b)
     return b.world

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from datagen.demo_world.model import RELATIONS
+from datagen.demo_world.schema import RELATIONS
 
-LABEL_TO_RELATION = {label: rel for rel, (_, _, label) in RELATIONS.items()}
+LABEL_TO_RELATION = {r.label: name for name, r in RELATIONS.items()}
 
 
 @dataclass(frozen=True)

@@ -1,41 +1,11 @@
-"""Records of the demo world: entities, facts, and the world that holds them (no logic)."""
+"""Records of the demo world: entities, facts, and the world that holds them (no logic).
+
+What may be said of what (kinds, types, relations) is declared in schema.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Iterator
-
-KINDS = ("country", "city", "person", "organisation", "work", "event")
-
-# relation -> (subject kind(s), value type, infobox label). The value type is "entity"
-# (object_id names another entity) or a literal: "year", "date", "number", "string".
-RELATIONS: dict[str, tuple[tuple[str, ...], str, str]] = {
-    "capital": (("country",), "entity", "Capital"),
-    "area_km2": (("country",), "number", "Area (km²)"),
-    "currency": (("country",), "string", "Currency"),
-    "located_in": (("city", "organisation", "event"), "entity", "Location"),
-    "population": (("city",), "number", "Population"),
-    "founded_year": (("city", "organisation"), "year", "Founded"),
-    "born_in": (("person",), "entity", "Place of birth"),
-    "born_on": (("person",), "date", "Born"),
-    "occupation": (("person",), "string", "Occupation"),
-    "member_of": (("person",), "entity", "Member of"),
-    "educated_at": (("person",), "entity", "Education"),
-    "founded_by": (("organisation",), "entity", "Founder"),
-    "org_type": (("organisation",), "string", "Organisation type"),
-    "employees": (("organisation",), "number", "Employees"),
-    "work_type": (("work",), "string", "Medium"),
-    "directed_by": (("work",), "entity", "Directed by"),
-    "written_by": (("work",), "entity", "Written by"),
-    "released_year": (("work",), "year", "Released"),
-    "genre": (("work",), "string", "Genre"),
-    "runtime_minutes": (("work",), "number", "Running time (minutes)"),
-    "pages": (("work",), "number", "Pages"),
-    "event_type": (("event",), "string", "Event type"),
-    "held_on": (("event",), "date", "Date"),
-    "organised_by": (("event",), "entity", "Organised by"),
-    "attendance": (("event",), "number", "Attendance"),
-}
 
 
 @dataclass(frozen=True)
@@ -72,6 +42,7 @@ class Entity:
     name: str
     slug: str
     description: str = ""  # a short noun phrase, e.g. "a city in Veloria"
+    type: str = ""  # its type within its kind (schema.TYPES): "marathon", "novelist", "city"
 
     @property
     def path(self) -> str:

@@ -18,12 +18,13 @@ import json
 import random
 from pathlib import Path
 
-from datagen.demo_world.generate import article
-from datagen.demo_world.model import KINDS, RELATIONS, Entity, Fact, World
+from datagen.demo_world.builder import article
+from datagen.demo_world.model import Entity, Fact, World
+from datagen.demo_world.schema import KINDS, RELATIONS
 
 FACTS_FILE = "facts.jsonl"
 # Bump when generated pages or facts change, so cached copies of the world are rebuilt.
-WORLD_FORMAT = 3
+WORLD_FORMAT = 4
 LICENSE_URL = "https://creativecommons.org/licenses/by-sa/4.0/"
 
 # {s}: subject name, {o}: object (linked where it is an entity), {a_o}: "a/an" + object.
@@ -104,7 +105,7 @@ def _sentence(f: Fact, rng: random.Random) -> str:
 
 
 def _infobox(e: Entity, facts: list[Fact]) -> str:
-    rows = "".join(f"<tr><th>{html.escape(RELATIONS[f.relation][2])}</th>"
+    rows = "".join(f"<tr><th>{html.escape(RELATIONS[f.relation].label)}</th>"
                    f"<td>{_object_html(f)}</td></tr>" for f in facts)
     return (f'<table class="infobox" data-entity-id="{e.entity_id}" data-kind="{e.kind}">'
             f"<caption>{html.escape(e.name)}</caption>{rows}</table>")
@@ -192,8 +193,9 @@ def _write_truth(world: World, out: Path) -> None:
             fh.write(json.dumps(f.to_row(), ensure_ascii=False) + "\n")
     with open(out / "entities.jsonl", "w", encoding="utf-8") as fh:
         for e in world:
-            fh.write(json.dumps({"entity_id": e.entity_id, "kind": e.kind, "name": e.name,
-                                 "path": e.path, "description": e.description},
+            fh.write(json.dumps({"entity_id": e.entity_id, "kind": e.kind, "type": e.type,
+                                 "name": e.name, "path": e.path,
+                                 "description": e.description},
                                 ensure_ascii=False) + "\n")
     counts = {k: len(world.of_kind(k)) for k in KINDS}
     (out / "world.json").write_text(json.dumps(

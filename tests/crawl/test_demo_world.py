@@ -14,6 +14,7 @@ import pytest
 
 from datagen.crawl import Crawler, run_crawl
 from datagen.demo_world import RELATIONS, build_world, load_facts, read_infobox, write_world
+from datagen.demo_world.builder import Builder
 from tests.crawl.conftest import fast_config
 
 
@@ -53,7 +54,7 @@ def test_default_size_and_relation_coverage():
                    "born_on", "held_on", "population", "employees", "released_year"):
         assert rels[needed] > 10, needed
     assert set(rels) <= set(RELATIONS)
-    labels = [label for _, _, label in RELATIONS.values()]
+    labels = [r.label for r in RELATIONS.values()]
     assert len(labels) == len(set(labels)), "an infobox label must name one relation"
     names = [e.name for e in world]
     assert len(names) == len(set(names)), "entity names must be unique (answers must be)"
@@ -115,6 +116,20 @@ def test_sitemap_seed_reaches_every_page(small_world_site):
     cfg = fast_config([base + "/sitemap.xml"], max_depth=0, request_deadline_s=60)
     summary = asyncio.run(Crawler(cfg, None).run())
     assert summary.stored == len(world)
+
+
+def test_the_builder_refuses_a_fact_outside_the_schema():
+    b = Builder(30, 0)
+    treaty = b.add("event", "treaty", "1901 Treaty of Nowhere")
+    marathon = b.add("event", "marathon", "1990 Nowhere Marathon")
+    press = b.add("organisation", "publisher", "Nowhere Press")
+    with pytest.raises(ValueError, match="attendance does not apply to a treaty"):
+        b.number(treaty, "attendance")
+    with pytest.raises(ValueError, match="organised_by of marathon .* cannot be 'publisher'"):
+        b.fact(marathon, "organised_by", press)  # a publisher runs book fairs, not races
+    with pytest.raises(ValueError, match="attendance of marathon"):
+        b.fact(marathon, "attendance", 5_000_000)
+    assert b.candidates(marathon, "organised_by", [press]) == []
 
 
 @pytest.mark.parametrize("n", [10, 29])
