@@ -37,6 +37,20 @@ VERSIONS_COLUMNS = (("table_name", "VARCHAR"), ("version", "INTEGER"),
 UPGRADE_COMMAND = "datagen maintain --warehouse {root}"
 
 
+# Rows written before a column existed, given its value from what they already store (run
+# right after the column is added, in the same commit). Schema 3 of `questions`: `hops`
+# became the number of distinct evidence pages and the old count of composed facts moved to
+# `steps`; bands and verdicts, keyed by question id, stay as they are.
+_PAGES = "len(list_distinct(list_transform(evidence, e -> e.url)))"
+BACKFILLS = {
+    ("questions", "steps"): (
+        "UPDATE {lake}.questions SET steps = hops, hops = greatest(1, " + _PAGES + "), "
+        "hop_kind = CASE WHEN " + _PAGES + " >= 2 THEN 'bridge' ELSE '' END "
+        "WHERE steps IS NULL",
+        "questions recounted: hops are distinct evidence pages, the old count kept as steps"),
+}
+
+
 @dataclass(frozen=True)
 class Step:
     """One additive change: its DDL (None = only record the version) and its history row."""
@@ -97,6 +111,9 @@ def plan(con, lake: str) -> list[Step]:
         steps += [Step(name, f'ALTER TABLE {lake}.{name} ADD COLUMN "{f.name}" '
                              f"{arrow_to_sql_type(f.type)}", rtype.SCHEMA_VERSION,
                        f"{name} gained column {f.name}") for f in missing]
+        steps += [Step(name, sql.format(lake=lake), rtype.SCHEMA_VERSION, change)
+                  for f in missing if (name, f.name) in BACKFILLS
+                  for sql, change in [BACKFILLS[name, f.name]]]
         if not missing and versions.get(name, 0) < rtype.SCHEMA_VERSION:
             steps.append(Step(name, None, rtype.SCHEMA_VERSION,
                               f"{name} stamped version {rtype.SCHEMA_VERSION}"))

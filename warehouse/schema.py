@@ -30,8 +30,12 @@ RunStatus = Literal["running", "succeeded", "failed", "interrupted"]
 DifficultySource = Literal["solver", "training", "builtin"]  # builtin: the trainer's demo tasks
 LLMCallStatus = Literal["ok", "failed", "cached"]
 AnswerType = Literal["", "year", "number", "date", "entity", "other"]  # "" = unknown
+# how a multi-page question joins its pages: a bridge (each page after the first is named on
+# an earlier one) or a comparison (the pages of the entities compared); "" for one page
+HopKind = Literal["", "bridge", "comparison"]
 
 BANDS = typing.get_args(Band)
+HOP_KINDS = typing.get_args(HopKind)
 RUN_STATUSES = typing.get_args(RunStatus)
 ANSWER_TYPES = typing.get_args(AnswerType)
 
@@ -83,7 +87,11 @@ class PageRecord(Record):
 
 @record
 class QuestionRecord(Record):
-    """A (seed or composed) question with its answer, evidence and composing trace."""
+    """A (seed or composed) question with its answer, evidence and composing trace.
+
+    `hops` is the number of distinct pages its evidence chain needs (`hop_kind` says how
+    they join); `steps` the facts composed into it (what `hops` counted before schema 3:
+    a same-page description or a fuzzed detail is a step, never a hop)."""
 
     question_id: str
     question: str
@@ -100,9 +108,11 @@ class QuestionRecord(Record):
     run_id: str = ""
     created_at: dt.datetime = field(default_factory=utcnow)
     answer_type: AnswerType = ""
+    steps: int = 1
+    hop_kind: HopKind = ""
 
     TABLE: ClassVar[str] = "questions"
-    SCHEMA_VERSION: ClassVar[int] = 2
+    SCHEMA_VERSION: ClassVar[int] = 3
 
 
 @record

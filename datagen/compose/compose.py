@@ -41,11 +41,11 @@ class Composer:
         injectable = False
         for _ in range(self.max_steps):
             injects = steps.inject_options(chain, self.store, self._index, rng)
-            injectable = injectable or bool(injects)
+            injectable = injectable or any(o.new_page for o in injects)
             if chain.hops >= self.hops[1]:
-                # hops_max holds whatever the backend: an INJECT adds a hop, and a model
-                # may keep picking one past its target (SmolLM2 composed a 6-hop question)
-                injects = []
+                # hops_max holds whatever the backend: an INJECT from a new page adds a hop,
+                # and a model may keep picking one past its target (SmolLM2 composed 6 hops)
+                injects = [o for o in injects if not o.new_page]
             options = injects + steps.fuzz_options(chain, rng)
             nxt = self._step(chain, options, target, rng, out.rejected)
             if nxt is None:
@@ -54,8 +54,12 @@ class Composer:
         chain.steps.append({"action": "EXIT", "ok": True, "hops": chain.hops,
                             "target": target})
         if chain.hops < self.hops[0]:
-            # no page or fact to describe any named entity by, or every try was rejected
-            out.reason = "too_few_hops" if injectable else "no_fact_to_inject"
+            # no other page describes a named entity of the chain, or every try was rejected
+            out.reason = "too_few_pages" if injectable else "no_page_to_bridge"
+            return out
+        if self.validator.shortcut(chain):
+            # one search of the question finds the answer's page: it does not need its pages
+            out.reason = "shortcut"
             return out
         out.chain = chain
         return out

@@ -84,8 +84,8 @@ def _templates(f: Fact, direction: str) -> list[str]:
 def _link_templates(f: Fact) -> list[str]:
     """'the band that completes "{v} is the lead guitarist of ___"': the sentence of the
     linking page, the described entity blanked, the page's subject left for INJECT."""
-    s = f.sentence.rstrip(" .")
-    if s.count(f.value) != 1 or "{" in s or "}" in s or '"' in s:
+    s = f.sentence.rstrip(" .").replace('"', "'")   # the template quotes it in double quotes
+    if s.count(f.value) != 1 or "{" in s or "}" in s:
         return []
     s = with_slot(s.replace(f.value, "___"), bare(f.subject), "{v}")
     if s is None:

@@ -1,5 +1,6 @@
 """Checks every kept step passes: quotes verbatim, the answer unique and unchanged, not
-leaked, and every constraint worded in the question. Reuses `verifiers` for the leak check.
+leaked, every constraint worded in the question, and (for the whole question) no shortcut.
+Reuses `verifiers` for the leak and shortcut checks.
 
 Uniqueness: where the fact store knows every node of the question (infobox facts: the demo
 world), the answer set is computed from it and must be exactly the answer. Elsewhere each
@@ -31,6 +32,7 @@ class Validator:
     store: FactStore
     page_texts: dict[str, str]          # url -> whitespace-squashed stored text
     tools: "PageTools | None" = None    # for search-judged uniqueness
+    search: "PageTools | None" = None   # the agent's search, for the shortcut check
     _words: "PageWords | None" = field(default=None, repr=False)   # the tools' word sets
     _states: dict = field(default_factory=dict, repr=False)  # (quote, answer) -> bool
 
@@ -57,6 +59,14 @@ class Validator:
         if unique:
             return unique
         return "answer_in_question" if _leaks(chain) else ""
+
+    def shortcut(self, chain: Chain) -> bool:
+        """Does one search of the question (k = 3, the agent's index) find the answer's page?
+        The verify stage's check (verifiers.shortcut), run here so none is stored."""
+        if self.search is None or chain.hops < 2:
+            return False
+        from verifiers.shortcut import is_shortcut, shortcut_pages
+        return is_shortcut(shortcut_pages(self.search, chain.question), chain.evidence()[-1].url)
 
     def _states_answer(self, quote: str, chain: Chain) -> bool:
         """Does the last quote state the answer, as verifiers' grounding check requires?"""

@@ -94,7 +94,18 @@ class Chain:
 
     @property
     def hops(self) -> int:
+        """The pages a solver must read: the distinct pages its evidence is quoted from. A
+        description from a page the chain already uses obfuscates; it adds no hop."""
+        return len({e.url for e in self.evidence()})
+
+    @property
+    def fact_count(self) -> int:
+        """The facts composed into the question (its steps; `hops` before pages counted)."""
         return sum(1 for _ in self.clauses()) + (0 if self.ask.relation == "self" else 1)
+
+    @property
+    def hop_kind(self) -> str:
+        return "bridge" if self.hops >= 2 else ""
 
     def clauses(self) -> Iterator[tuple[Node, Clause]]:
         """Every (node, clause) of the tree, deepest first (the order a solver would follow)."""

@@ -94,7 +94,7 @@ def test_pages_without_facts_and_seeds_without_pages_are_counted(wh):
                _page("http://x/b", "Lumen Tower", "Lumen Tower was founded in 1950 by nobody.")])
     s = run_compose(wh, ComposeConfig())
     assert s.pages == 2 and s.pages_without_facts == 1 and s.seeds == 1
-    assert s.composed == 0 and s.not_composed == {"no_fact_to_inject": 1}
+    assert s.composed == 0 and s.not_composed == {"no_page_to_bridge": 1}
 
 
 def test_cli_bad_input_is_one_line(tmp_path, capsys):
@@ -139,7 +139,28 @@ def _real_like_pages():
                   [("http://r/museum", "Marrow Bay Museum"), ("http://r/kestrel", "Kestrel Point")]),
             _page("http://r/museum", "Marrow Bay Museum", b,
                   [("http://r/kestrel", "Kestrel Point"), ("http://r/vance", "Harlow Vance")]),
-            _page("http://r/kestrel", "Kestrel Point", c)]
+            _page("http://r/kestrel", "Kestrel Point", c)] + _other_pages()
+
+
+def _other_pages():
+    """Other fishing towns, architects and museums: with only the three pages above, one
+    search (k = 3) would return every page and every multi-page question would be a
+    shortcut; in a real corpus many pages share a question's nouns."""
+    texts = [("Gull Harbour", "Gull Harbour is a fishing town on the west coast of Dorland, "
+              "founded in 1310 by salt traders."),
+             ("Brimford", "Brimford is a fishing town in the south of Amberland, with a "
+              "weekly herring market."),
+             ("Osric Hale", "Osric Hale (born 2 March 1902) is an English architect who "
+              "designed town halls and was born in Carrow."),
+             ("Ada Lorne", "Ada Lorne (born 9 May 1948) is an English architect of schools; "
+              "she designed the Carrow Library."),
+             ("Carrow Maritime Museum", "The Carrow Maritime Museum is a maritime museum that "
+              "opened in 1930 in a fishing town of Dorland."),
+             ("Dune Point", "Dune Point is a fishing town on the north coast of Dorland, "
+              "founded in 1410."),
+             ("Ivo Brenn", "Ivo Brenn (born 1 July 1960) is an English architect known for "
+              "museums and lighthouses.")]
+    return [_page(f"http://r/o{i}", title, text) for i, (title, text) in enumerate(texts)]
 
 
 def test_real_like_pages_compose_two_hops_with_search_uniqueness(wh):

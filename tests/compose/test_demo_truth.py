@@ -131,7 +131,8 @@ def test_every_quote_is_verbatim_and_no_answer_is_in_its_question(composed):
                                        answer=r["answer"], answer_aliases=tuple(r["answer_aliases"]))
         assert leak.check_one(rec, None).status == "pass", r["question"]
         assert r["answer_type"] in ("year", "number", "date", "entity", "other")
-        assert len(r["evidence"]) == r["hops"] or r["composer"].startswith("seed:")
+        assert len(r["evidence"]) == r["steps"] or r["composer"].startswith("seed:")
+        assert len({e["url"] for e in r["evidence"]}) == r["hops"]
 
 
 def _shape(question: str, trace: dict) -> str:

@@ -74,9 +74,13 @@ def make_v1_warehouse(root):
         con.execute("INSERT INTO lake.schema_versions VALUES (?, 1)", [name])
     con.execute(V1_VIEW)
     now = "TIMESTAMPTZ '2026-01-01 00:00:00+00'"
+    # hops counted composed facts then: even questions quote two pages, odd ones one page
+    evidence = ("CASE WHEN i % 2 = 0 THEN [{'url': 'http://a', 'quote': 'A'}, "
+                "{'url': 'http://b', 'quote': 'B'}] "
+                "ELSE [{'url': 'http://a', 'quote': 'A'}, {'url': 'http://a', 'quote': 'C'}] END")
     con.execute(f"INSERT INTO lake.questions (question_id, question, answer, answer_aliases, hops, "
-                f"created_at) SELECT 'q' || i, 'Q' || i || '?', 'a' || i, ['x'], 2, {now} "
-                f"FROM range({N}) t(i)")
+                f"evidence, created_at) SELECT 'q' || i, 'Q' || i || '?', 'a' || i, ['x'], 2, "
+                f"{evidence}, {now} FROM range({N}) t(i)")
     con.execute(f"INSERT INTO lake.verdicts (question_id, check_name, status, created_at) "
                 f"SELECT 'q' || i, 'grounding', 'pass', {now} FROM range({N}) t(i)")
     con.execute(f"INSERT INTO lake.difficulty (question_id, solver, k, n_correct, pass_rate, band, "
@@ -101,18 +105,23 @@ def test_old_warehouse_opens_keeps_every_row_and_gains_table_and_columns(tmp_pat
         assert {t: wh.count(t) for t in COUNTS} == COUNTS
         assert wh.count("llm_calls") == 0
         q = wh.read(QuestionRecord, where="question_id = 'q7'")[0]
-        assert (q.answer, q.hops, q.answer_aliases, q.answer_type) == ("a7", 2, ("x",), "")
+        assert (q.answer, q.answer_aliases, q.answer_type) == ("a7", ("x",), "")
+        # recounted: hops are the distinct evidence pages, the old count kept as steps
+        assert (q.hops, q.steps, q.hop_kind) == (1, 2, "")
+        q = wh.read(QuestionRecord, where="question_id = 'q8'")[0]
+        assert (q.hops, q.steps, q.hop_kind, q.answer) == (2, 2, "bridge", "a8")
         run = wh.read(RunRecord)[0]
         assert (run.run_id, run.parent_run_id, run.resumed_from) == ("old-run", "", "")
         ready = wh.sql("select question_id, hops, answer_type from train_ready order by 1")
-        assert ready.num_rows == N and set(ready["hops"].to_pylist()) == {2}
+        assert ready.num_rows == N and sorted(set(ready["hops"].to_pylist())) == [1, 2]
         wh.append([QuestionRecord(question_id="new", question="?", answer="a",
                                   answer_type="year")])
         history = wh.sql("select table_name, version, change from schema_versions "
                          "where applied_at is not null").to_pylist()
     changes = {h["change"] for h in history}
     assert "created table llm_calls" in changes and "questions gained column answer_type" in changes
-    assert {h["version"] for h in history if h["table_name"] == "questions"} == {2}
+    assert any(c.startswith("questions recounted") for c in changes)
+    assert {h["version"] for h in history if h["table_name"] == "questions"} == {3}
 
 
 def test_read_only_open_of_an_old_warehouse_names_the_upgrade_command(tmp_path):
