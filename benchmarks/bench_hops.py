@@ -169,6 +169,7 @@ def _shares(vs: list[Verdict]) -> dict:
     n = len(vs)
 
     def share(pred) -> float:
+        """The share of the group for which `pred` holds (0 for an empty group)."""
         return round(sum(1 for v in vs if pred(v)) / n, 4) if n else 0.0
     return {"multi": n, "pass": share(lambda v: v.passes), "pages": share(lambda v: v.pages),
             "bridged": share(lambda v: v.bridged), "hidden": share(lambda v: v.hidden),

@@ -63,10 +63,10 @@ def compared_urls(q: QuestionRecord) -> list[str]:
 
 
 def hop_kind(q: QuestionRecord) -> str:
-    """"bridge" or "comparison". QuestionRecord does not record the kind yet (issue 42 adds
-    `hop_kind`); until it does, every question is a bridge, the stricter reading: one hit, the
-    answer's page, is enough to give it away."""
-    return BRIDGE
+    """"bridge" or "comparison", as the question records it; a question stored before
+    `hop_kind` existed ("") is read as a bridge, the stricter reading: one hit, the answer's
+    page, is enough to give it away."""
+    return COMPARISON if q.hop_kind == COMPARISON else BRIDGE
 
 
 def applies(q: QuestionRecord) -> bool:

@@ -114,3 +114,16 @@ def test_the_verify_stage_runs_it_and_a_shortcut_is_not_train_ready(site_wh, tmp
     export(site_wh.root, tmp_path / "out")  # the card: what the filter took out, by hops
     card = (tmp_path / "out" / "README.md").read_text()
     assert "## Shortcuts by hops" in card and "| 2 | 1 of 2 (0.500) |" in card
+
+
+def test_a_comparison_is_a_shortcut_only_when_the_search_returns_every_compared_page(site_wh):
+    both = replace(two_hop("both", "Was the Marlow Academy founded before Orlan Vesk studied?",
+                           "yes", ("vesk", "Vesk studied at the Marlow Academy"),
+                           ("marlow", "founded in 1821")), hop_kind="comparison")
+    # the search finds the answer's page (marlow) but not the other compared page (harrow)
+    half = replace(both, question_id="half", evidence=HARD_Q.evidence[:1] + both.evidence[1:])
+    pages = StoredPages.of(site_wh)
+    assert shortcut_flags(pages, [both, half]) == [True, False]
+    # the same question read as a bridge (or stored before hop_kind): the answer's page suffices
+    assert shortcut_flags(pages, [replace(half, hop_kind="bridge"),
+                                  replace(half, hop_kind="")]) == [True, True]
