@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datagen.compose import steps
 from datagen.compose.backend import ComposeBackend, StepOption
 from datagen.compose.validate import Validator
-from datagen.seeds.chain import Chain, clone
+from datagen.seeds.chain import Chain, clone, described_nodes
 from datagen.seeds.store import FactStore
 
 
@@ -59,10 +59,28 @@ class Composer:
             return out
         if self.validator.shortcut(chain):
             # one search of the question finds the answer's page: it does not need its pages
-            out.reason = "shortcut"
-            return out
+            chain = self._plain_nouns(chain, rng)
+            if chain is None:
+                out.reason = "shortcut"
+                return out
         out.chain = chain
         return out
+
+    def _plain_nouns(self, chain: Chain, rng: random.Random) -> Chain | None:
+        """The shortcut's described entities called by their head noun alone ('the director',
+        not 'the Hungarian film director'): the words that take a search to the answer's page
+        are often its own lead sentence's. None when that fails a check or still shortcuts."""
+        plain = clone(chain)
+        nodes = [n for n in described_nodes(plain.root) if len(n.noun.split()) > 1]
+        for node in nodes:
+            node.noun = node.noun.split()[-1]
+        if not nodes:
+            return None
+        plain.question = self.backend.word(plain, rng) or ""
+        if self.validator.check(plain) or self.validator.shortcut(plain):
+            return None
+        plain.steps.append({"action": "PLAIN_NOUN", "ok": True, "question": plain.question})
+        return plain
 
     def _step(self, chain: Chain, options: list[StepOption], target: int,
               rng: random.Random, rejected: Counter) -> Chain | None:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from datagen.seeds.chain import Chain, Literal, Node, render_value
+from datagen.seeds.chain import Chain, Literal, Node, described_nodes, render_value
 from datagen.seeds.store import FactStore
 from warehouse import QuestionRecord
 
@@ -90,7 +90,7 @@ class Validator:
             chain.uniqueness = {"method": "none"}
             return ""
         checked = []
-        for node in _described(chain.root):
+        for node in described_nodes(chain.root):
             text = render_value(node)
             sources = {c.evidence.url for c in node.clauses}   # pages quoted for it
             alt = ambiguous(self._page_words(), text, node.url, sources)
@@ -106,14 +106,6 @@ class Validator:
             from verifiers import PageWords
             self._words = PageWords(self.tools)
         return self._words
-
-
-def _described(node: Node) -> list[Node]:
-    out = [] if node.named else [node]
-    for c in node.clauses:
-        if isinstance(c.value, Node):
-            out += _described(c.value)
-    return out
 
 
 def ambiguous(words: "PageWords", description: str, own_url: str,

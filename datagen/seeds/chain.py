@@ -154,6 +154,15 @@ def _walk(node: Node) -> Iterator[tuple[Node, Clause]]:
         yield node, c
 
 
+def described_nodes(node: Node) -> list[Node]:
+    """`node` and the nodes under it that a question describes rather than names."""
+    out = [] if node.named else [node]
+    for c in node.clauses:
+        if isinstance(c.value, Node):
+            out += described_nodes(c.value)
+    return out
+
+
 def render_node(node: Node) -> str:
     """'Thiaburg', or 'the city where Bob Smith was born and founded in the 1200s'."""
     if node.named:

@@ -173,14 +173,21 @@ def _link_facts(page: Page, sents: list[str], titles: dict[str, str]) -> list[Fa
             continue
         for s in sents:
             name = target if _word_in(target, s) else anchor if anchor and _word_in(anchor, s) else None
-            if not name or len(s.split()) < len(name.split()) + 3 or s.startswith(wrong):
-                continue  # a bare list item (an index page), or 'She' on a man's page
+            if not name or len(s.split()) < len(name.split()) + 3 or s.startswith(wrong) \
+                    or name in _CALENDAR:
+                continue  # a bare list item (an index page), 'She' on a man's page, or the
+                #           month of a date that a page's title happens to be ('December')
             if _whole_name(name, s) and not _in_list(name, s, titles.values()):
                 done.add(url)
                 facts.append(Fact(page.title, page.url, "link", name, "entity",
                                   Evidence(page.url, s), "link", url, sentence=s))
                 break
     return facts
+
+
+_CALENDAR = frozenset("January February March April May June July August September October "
+                      "November December Monday Tuesday Wednesday Thursday Friday Saturday "
+                      "Sunday".split())
 
 
 def _other_gender(text: str) -> tuple[str, ...]:

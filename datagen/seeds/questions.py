@@ -28,12 +28,15 @@ _POSSESSIVE = re.compile(r"^(His|Her|Its|Their)\b")
 
 
 def with_slot(text: str, subject: str, slot: str = "{e}") -> str | None:
-    """`text` with the subject's mention (its name, a leading pronoun or possessive) made a
-    slot; None when the text does not mention the subject."""
+    """`text` with the subject's mention (its name, a leading pronoun, possessive or surname)
+    made a slot; None when the text does not mention the subject."""
     if subject and subject in text:
         return text.replace(subject, slot, 1)
     if _PRONOUN.match(text):
         return _PRONOUN.sub(slot, text, count=1)
+    last = subject.split()[-1] if len(subject.split()) >= 2 else ""
+    if last[:1].isupper() and re.match(re.escape(last) + r"\b(?!')", text):
+        return slot + text[len(last):]  # 'Maslow was a professor' on Abraham Maslow's page
     if _POSSESSIVE.match(text):
         return _POSSESSIVE.sub(slot + "'s", text, count=1)
     return None
