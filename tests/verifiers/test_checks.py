@@ -252,7 +252,7 @@ def test_default_checks_leave_the_environment_alone_so_decontamination_reaches_t
     folder.mkdir()
     _write_jsonl(folder / "nq_open.jsonl", ["when was the eiffel tower completed"])
     monkeypatch.setattr(decontam, "CACHE_DIR", tmp_path / "cache")
-    monkeypatch.setattr(decontam, "_tcp_reachable", lambda host, port, timeout_s: True)
+    monkeypatch.setattr(decontam, "tcp_reachable", lambda host, port, timeout_s: True)
 
     def fetch(spec, target):  # the hub has only nq_open here
         target.parent.mkdir(parents=True, exist_ok=True)
