@@ -63,10 +63,9 @@ def compared_urls(q: QuestionRecord) -> list[str]:
 
 
 def hop_kind(q: QuestionRecord) -> str:
-    """"bridge" or "comparison", as the question records it; a question stored before
-    `hop_kind` existed ("") is read as a bridge, the stricter reading: one hit, the answer's
-    page, is enough to give it away."""
-    return COMPARISON if q.hop_kind == COMPARISON else BRIDGE
+    """"bridge" or "comparison", as the question records it (rows from before schema 3 and
+    one-page questions record "": read as a bridge, the stricter reading)."""
+    return q.hop_kind or BRIDGE
 
 
 def applies(q: QuestionRecord) -> bool:
