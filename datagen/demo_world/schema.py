@@ -10,7 +10,7 @@ type. A relation lists the subject types it applies to, each with its domain:
     entity relations   the object types allowed         ("film director",)
     number, year       the plausible span (lo, hi)      (70, 200)
     date               the span of years (lo, hi)        (1850, 1990)
-    string             the values allowed               ("drama", "comedy")
+    string             the values allowed, () for any   ("drama", "comedy")
 
 `gap` orders time along an entity relation: the subject's start year minus the object's
 start year (START: birth, founding, release, the day it was held) lies in [lo, hi]. A
@@ -63,7 +63,7 @@ def own_type(types: tuple[str, ...]) -> dict[str, tuple]:
     return {t: (t,) for t in types}
 
 
-_ANYONE = 10_000  # no upper bound on a gap: an old university can teach a young student
+_OPEN = 10_000  # a gap with no upper bound: an old university can teach a young student
 _MEMBERS = {**each(("painter", "sculptor", "architect"), ("institute", "club")),
             "engineer": ("company", "institute", "club"),
             **each(WRITERS, ("publisher", "club")),
@@ -94,17 +94,17 @@ RELATIONS: dict[str, Relation] = {
     "area_km2": Relation({"country": (8_000, 900_000)}, "number", "Area (km²)"),
     "currency": Relation({"country": ()}, "string", "Currency"),  # named after the country
     "located_in": Relation({"city": ("country",), **each(ORG_TYPES + EVENT_TYPES, ("city",))},
-                           "entity", "Location", gap=(0, _ANYONE)),
+                           "entity", "Location", gap=(0, _OPEN)),
     "population": Relation({"city": (2_000, 3_000_000)}, "number", "Population"),
     "founded_year": Relation({"city": (800, 1850), **each(ORG_TYPES, (1800, 2015))},
                              "year", "Founded"),
     "born_in": Relation(each(OCCUPATIONS, ("city",)), "entity", "Place of birth",
-                        gap=(0, _ANYONE)),
+                        gap=(0, _OPEN)),
     "born_on": Relation(each(OCCUPATIONS, (1850, 1990)), "date", "Born"),
     "occupation": Relation(own_type(OCCUPATIONS), "string", "Occupation"),
-    "member_of": Relation(_MEMBERS, "entity", "Member of", gap=(-60, _ANYONE)),
+    "member_of": Relation(_MEMBERS, "entity", "Member of", gap=(-60, _OPEN)),
     "educated_at": Relation(each(OCCUPATIONS, ("university",)), "entity", "Education",
-                            gap=(-20, _ANYONE)),
+                            gap=(-20, _OPEN)),
     "founded_by": Relation(_FOUNDERS, "entity", "Founder", gap=(25, 70)),
     "org_type": Relation(own_type(ORG_TYPES), "string", "Organisation type"),
     "employees": Relation(_STAFF, "number", "Employees"),
@@ -119,6 +119,6 @@ RELATIONS: dict[str, Relation] = {
     "pages": Relation({"novel": (120, 900)}, "number", "Pages"),
     "event_type": Relation(own_type(EVENT_TYPES), "string", "Event type"),
     "held_on": Relation(_HELD, "date", "Date"),
-    "organised_by": Relation(_ORGANISERS, "entity", "Organised by", gap=(0, _ANYONE)),
+    "organised_by": Relation(_ORGANISERS, "entity", "Organised by", gap=(0, _OPEN)),
     "attendance": Relation({t: _CROWD[t] for t in CROWDS}, "number", "Attendance"),
 }
