@@ -1,8 +1,7 @@
 """The embedded composer: no model. Facts, the link graph and templates decide and word.
 
-Policy (after ASearcher's synthesis agent): INJECT until the target number of hops (pages),
-preferring a fact quoted from a page the chain has not used yet (a hop), then one whose value
-is another entity while more hops are wanted (so the chain can go on); after an INJECT
+Policy (after ASearcher's synthesis agent): INJECT a bridge (a sentence of a page the chain
+has not used that names one of its entities) until the target number of hops (pages); after an INJECT
 that brought a literal, FUZZ it with probability `fuzz_rate`; EXIT at the target.
 """
 
@@ -27,12 +26,11 @@ class EmbeddedBackend(ComposeBackend):
         injects = [o for o in options if o.action == "INJECT"]
         if fuzzes and _just_injected_literal(chain) and rng.random() < self.fuzz_rate:
             return fuzzes[0]
-        # a hop is a page: a fact from a page the chain has not used, or one that brings an
-        # entity whose own page can be the next hop; a same-page description only obfuscates
-        useful = [o for o in injects if o.new_page or o.adds_entity]
-        if chain.hops < target_hops and useful:
-            want_entity = target_hops - chain.hops > 1
-            return min(useful, key=lambda o: (not o.new_page, o.adds_entity != want_entity))
+        # a hop is a page: a bridge from a page the chain has not used; a same-page
+        # description only obfuscates
+        bridges = [o for o in injects if o.new_page]
+        if chain.hops < target_hops and bridges:
+            return bridges[0]
         return None
 
     def word(self, chain: Chain, rng: random.Random) -> str | None:

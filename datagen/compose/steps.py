@@ -32,7 +32,9 @@ def chain_urls(chain: Chain) -> set[str]:
 
 def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
                    rng: random.Random) -> list[StepOption]:
-    """Every fact that could describe a named entity of the chain, in a seeded order."""
+    """Every fact that could describe a named entity of the chain, in a seeded order: from a
+    page the chain already quotes (obfuscation), or a bridge: a sentence of another page
+    that names the entity, whose own page the chain quotes (that page is the next hop)."""
     used, out = chain_urls(chain), []
     evidence = chain.evidence()
     pages, quotes = {e.url for e in evidence}, {e.quote for e in evidence}
@@ -42,6 +44,9 @@ def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
             if other in used or f.value == chain.ask.answer or f.subject == chain.ask.answer \
                     or (f.evidence.quote in quotes and not _lead_of_ask(f, chain)):
                 continue
+            bridged = direction == "in" and node.url in pages
+            if f.evidence.url not in pages and not bridged:
+                continue  # a page no earlier page names: found by search, not by a bridge
             templates = _templates(f, direction)
             if not templates or (f.relation != "is_a" and not node.noun) or (
                     f.relation == "link" and "___" in chain.question):

@@ -55,6 +55,8 @@ class Validator:
             if isinstance(c.value, Literal) and c.value.fuzzed and re.search(
                     r"(?<!\w)" + re.escape(c.value.text) + r"(?!\w)", q):
                 return "fuzzed_value_still_in_question"
+        if any(_names(q, n.name) for n in described_nodes(chain.root)):
+            return "described_entity_named"   # 'the city home to the Drathwick Festival'
         unique = self._unique(chain)   # cheaper than the leak check, and fails more often
         if unique:
             return unique
@@ -106,6 +108,12 @@ class Validator:
             from verifiers import PageWords
             self._words = PageWords(self.tools)
         return self._words
+
+
+def _names(question: str, name: str) -> bool:
+    """Whether the question names an entity it describes (whole words): a search would go
+    straight to the page the description should make a solver find."""
+    return bool(name) and re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", question) is not None
 
 
 def ambiguous(words: "PageWords", description: str, own_url: str,
