@@ -174,9 +174,11 @@ def _link_facts(page: Page, sents: list[str], titles: dict[str, str]) -> list[Fa
         for s in sents:
             name = target if _word_in(target, s) else anchor if anchor and _word_in(anchor, s) else None
             if not name or len(s.split()) < len(name.split()) + 3 or s.startswith(wrong) \
-                    or name in _CALENDAR:
-                continue  # a bare list item (an index page), 'She' on a man's page, or the
-                #           month of a date that a page's title happens to be ('December')
+                    or name in _CALENDAR or name.lower() in _FUNCTION_WORDS \
+                    or _inside_a_title(name, s):
+                continue  # a bare list item (an index page), 'She' on a man's page, a title
+                #   that is a month ('December') or a word ('To'), or part of a quoted title
+                #   ('Ride' in the album "Enjoy the Ride")
             if _whole_name(name, s) and not _in_list(name, s, titles.values()):
                 done.add(url)
                 facts.append(Fact(page.title, page.url, "link", name, "entity",
@@ -188,6 +190,19 @@ def _link_facts(page: Page, sents: list[str], titles: dict[str, str]) -> list[Fa
 _CALENDAR = frozenset("January February March April May June July August September October "
                       "November December Monday Tuesday Wednesday Thursday Friday Saturday "
                       "Sunday".split())
+
+
+_FUNCTION_WORDS = frozenset("a an the to in on at of by for from with as it he she they we you i "
+                            "this that these those and or but if so no yes all one two up".split())
+
+
+def _inside_a_title(name: str, sentence: str) -> bool:
+    """Is the first mention of `name` part of a longer quoted title ("Enjoy the Ride")?"""
+    at = sentence.find(name)
+    for m in re.finditer(r'"([^"]+)"', sentence):
+        if m.start(1) <= at < m.end(1):
+            return m.group(1).strip() != name
+    return False
 
 
 def _other_gender(text: str) -> tuple[str, ...]:

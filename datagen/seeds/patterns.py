@@ -55,7 +55,8 @@ def parse_date(text: str) -> str | None:
 
 def lead(sentence: str, title: str) -> tuple[str, str, str] | None:
     """(noun phrase without article, head noun, verb) of a lead 'X is a/an/the Y' sentence
-    whose subject is the page's title; None otherwise."""
+    whose subject is the page's title ('' for a head noun a question cannot use); None
+    otherwise."""
     m = _LEAD.match(sentence)
     if not m or not _same_subject(m.group("subj"), title):
         return None
@@ -65,7 +66,25 @@ def lead(sentence: str, title: str) -> tuple[str, str, str] | None:
         head = _NOUN_CUT_NO_AND.split(" " + np + " ", maxsplit=1)[0].strip()  # director
     if not head or len(head.split()) > 8:
         return None
-    return np, head, m.group("verb")
+    return np, head_noun(head, np), m.group("verb")
+
+
+_HEAD_CUT = re.compile(r"\s+(?:during|between|in|of|from|with|by|for|at|on|who|which|that|"
+                       r"whose|known|best|based|located)\b")
+
+
+def head_noun(head: str, np: str) -> str:
+    """The noun a question calls the entity by: cut before a preposition or relative ('English
+    fighter pilot' of '... during the First World War'), a modifier shared over 'and' kept with
+    the last noun ('American director' of 'American television and film director'); '' when
+    what is left does not end in a common noun ('628 ft', 'the First World War')."""
+    head = _HEAD_CUT.split(head, maxsplit=1)[0].strip()
+    if " and " not in head and f" {head} and " in f" {np} ":
+        rest = np.split(f"{head} and ", 1)[1]
+        tail = _NOUN_CUT.split(" " + rest + " ", maxsplit=1)[0].strip().split()
+        head = " ".join([w for w in head.split() if w[:1].isupper()] + tail[-1:]) or head
+    last = head.split()[-1] if head else ""
+    return head if last.isalpha() and last.islower() and len(last) > 2 else ""
 
 
 def _shorten(np: str) -> str:
