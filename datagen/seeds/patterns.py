@@ -84,7 +84,8 @@ def head_noun(head: str, np: str) -> str:
         tail = _NOUN_CUT.split(" " + rest + " ", maxsplit=1)[0].strip().split()
         head = " ".join([w for w in head.split() if w[:1].isupper()] + tail[-1:]) or head
     last = head.split()[-1] if head else ""
-    return head if last.isalpha() and last.islower() and len(last) > 2 else ""
+    verb = len(last) > 5 and last.endswith("ed")   # 'launched', 'founded': no noun here
+    return head if last.isalpha() and last.islower() and len(last) > 2 and not verb else ""
 
 
 def _shorten(np: str) -> str:
