@@ -154,6 +154,25 @@ def test_train_batch_masks_tool_output(tok):
     assert row.tolist() == a.loss_mask and batch["loss_mask"][1].sum() == len(b.output_ids)
 
 
+def test_a_two_page_script_follows_its_chain_page_by_page(tok):
+    """The cold start's script of a bridge question: search, open the first page at its quote
+    (it names the next), search that name, open its page, answer: two searches, two opens."""
+    from training.search_env.warm import TeacherEngine, oracle_plan
+
+    agent = _agent(tok, search_k=1, snippet_chars=20, max_turns=6)
+    item = TrainItem("q2", "When was the bridge of the city Lake Kesto lies north of built?",
+                     "1934", (), "hard", 0.1)
+    evidence = [{"url": "http://w/lake", "quote": "Lake Kesto lies north of Varo."},
+                {"url": "http://w/varo", "quote": "The Varo bridge was built in 1934."}]
+    plan = oracle_plan(agent, item, evidence)
+    assert [t.split(">")[0] for t in plan] == ["<search", "<open", "<search", "<open", "<answer"]
+    assert plan[1].startswith("<open>http://w/lake") and plan[2] == "<search>Varo</search>"
+    assert plan[3].startswith("<open>http://w/varo#")
+    traj = asyncio.run(agent.run_episode(TeacherEngine(tok, plan), item))
+    assert traj.reward == 1.0
+    assert (traj.info.agent.n_search, traj.info.agent.n_open) == (2, 2)
+
+
 def test_config_selects_the_agent():
     from training.config import load_config
 

@@ -86,24 +86,30 @@ def format_plan(agent: "SearchAgentWorkflow", item, rng: random.Random) -> list[
 
 
 def oracle_plan(agent: "SearchAgentWorkflow", item, evidence: list[dict]) -> list[str]:
-    """Search the question; when the results do not show the gold, open the page whose quote
-    states it, at the quote, searching its title first when the results do not list that
-    page (a script never opens a url it was not shown); answer with the gold."""
+    """Follow the question's evidence chain page by page: search the question; for each page
+    the chain quotes, in order, search its title when no result so far listed it (a bridge
+    page's title is named in the quote of the page opened before it) and open it at its quote;
+    the last page is opened only when what was shown lacks the gold; answer with the gold. A
+    script never opens a url it was not shown."""
     from training.search_env.env import Action
 
     env = agent.env
     turns = [f"<search>{item.question}</search>"]
     shown = env.call(Action("search", item.question))   # what the agent will be shown
-    if item.answer.lower() in shown.lower() or not evidence:
-        return turns + [f"<answer>{item.answer}</answer>"]
-    ev = evidence[-1]
-    title, text = env.tools.page(ev["url"])
-    if ev["url"] not in shown:
-        turns.append(f"<search>{title}</search>")
-        shown = env.call(Action("search", title))
-    if item.answer.lower() not in shown.lower() and ev["url"] in shown:
-        at = max(0, text.find(ev["quote"][:40]))
-        turns.append(f"<open>{ev['url']}#{at}</open>" if at else f"<open>{ev['url']}</open>")
+    pages = list(dict.fromkeys(e["url"] for e in evidence))
+    for n, url in enumerate(pages, 1):
+        if n == len(pages) and item.answer.lower() in shown.lower():
+            break
+        title, text = env.tools.page(url)
+        if url not in shown:
+            turns.append(f"<search>{title}</search>")
+            shown = env.call(Action("search", title))
+        if url in shown and (n < len(pages) or item.answer.lower() not in shown.lower()):
+            quote = next(e["quote"] for e in evidence if e["url"] == url)
+            at = max(0, text.find(quote[:40]))
+            target = f"{url}#{at}" if at else url
+            turns.append(f"<open>{target}</open>")
+            shown = env.call(Action("open", target))
     return turns + [f"<answer>{item.answer}</answer>"]
 
 
