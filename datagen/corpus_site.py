@@ -45,7 +45,7 @@ def write_corpus_site(corpus: str | Path, out_dir: str | Path) -> WrittenSite:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise CorpusShapeError(f"{out} exists and is not an empty folder: give a new one")
     t0 = time.perf_counter()
-    WRITERS[shape](source, out)
+    CORPUS_WRITERS[shape](source, out)
     pages, links = site_counts(out)
     return WrittenSite(out, shape, pages, links, time.perf_counter() - t0)
 
@@ -112,7 +112,7 @@ def site_counts(out: Path) -> tuple[int, int]:
     return len(files), sum(f.read_text(encoding="utf-8").count("<a href=") for f in files)
 
 
-WRITERS = {
+CORPUS_WRITERS = {
     "paragraphs": sites.write_paragraph_site,
     "title_sentences": sites.write_hotpotqa_site,
     "kilt": sites.write_kilt_site,

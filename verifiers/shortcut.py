@@ -26,7 +26,7 @@ from verifiers.checks import CheckContext, CheckResult, PageSearch
 
 SHORTCUT_K = 3
 BRIDGE, COMPARISON = "bridge", "comparison"
-HOP_KINDS = (BRIDGE, COMPARISON)
+MULTI_PAGE_KINDS = (BRIDGE, COMPARISON)
 SHORTCUT = "shortcut"
 
 
@@ -45,8 +45,8 @@ def is_shortcut(hits: Sequence[str], answer_url: str, compared_urls: Sequence[st
                 kind: str = BRIDGE) -> bool:
     """Whether the search results `hits` give the question away: the answer's page among them
     (a bridge), or every compared page (a comparison)."""
-    if kind not in HOP_KINDS:
-        raise ValueError(f"hop kind {kind!r} is not one of {', '.join(HOP_KINDS)}")
+    if kind not in MULTI_PAGE_KINDS:
+        raise ValueError(f"hop kind {kind!r} is not one of {', '.join(MULTI_PAGE_KINDS)}")
     if kind == COMPARISON:
         return bool(compared_urls) and set(compared_urls) <= set(hits)
     return bool(answer_url) and answer_url in hits

@@ -14,7 +14,7 @@ import math
 import random
 import re
 
-from datagen.demo_world.model import Entity, Fact, World
+from datagen.demo_world.model import Entity, WorldFact, World
 from datagen.demo_world.schema import RELATIONS, START, TYPE_RELATION
 
 _ONSETS = ["b", "br", "c", "d", "dr", "f", "g", "gr", "h", "k", "l", "m", "n", "p", "r", "s",
@@ -91,7 +91,7 @@ class Builder:
         self.namer = _Namer(self.rng)
         self.world = World(seed=seed)
         self.slugs: set[str] = set()
-        self.counts = plan(n)
+        self.counts = role_counts(n)
         self.serial: dict[str, int] = {}
         self.start: dict[str, int] = {}  # entity id -> the year it starts (START)
         self.home: dict[str, Entity] = {}  # entity id -> the place it is located in
@@ -120,20 +120,20 @@ class Builder:
         domain, vtype = self.domain(subj.type, relation), RELATIONS[relation].value_type
         if isinstance(obj, Entity):
             _fits(obj.type in domain, relation, subj, obj.type)
-            f = Fact(subj.entity_id, subj.name, relation, obj.name, vtype, subj.path,
+            f = WorldFact(subj.entity_id, subj.name, relation, obj.name, vtype, subj.path,
                      obj.entity_id, obj.path)
             self.taken.setdefault(relation, set()).add(obj.entity_id)
         elif isinstance(obj, dt.date):
             _fits(domain[0] <= obj.year <= domain[1], relation, subj, obj)
-            f = Fact(subj.entity_id, subj.name, relation, format_date(obj), vtype, subj.path,
+            f = WorldFact(subj.entity_id, subj.name, relation, format_date(obj), vtype, subj.path,
                      value=obj.isoformat())
         elif isinstance(obj, int):
             _fits(domain[0] <= obj <= domain[1], relation, subj, obj)
             shown = str(obj) if vtype == "year" else f"{obj:,}"
-            f = Fact(subj.entity_id, subj.name, relation, shown, vtype, subj.path, value=obj)
+            f = WorldFact(subj.entity_id, subj.name, relation, shown, vtype, subj.path, value=obj)
         else:
             _fits(not domain or obj in domain, relation, subj, obj)
-            f = Fact(subj.entity_id, subj.name, relation, str(obj), vtype, subj.path, value=obj)
+            f = WorldFact(subj.entity_id, subj.name, relation, str(obj), vtype, subj.path, value=obj)
         if START.get(subj.kind) == relation:
             self.start[subj.entity_id] = obj.year if isinstance(obj, dt.date) else obj
         self.world.facts.append(f)
@@ -190,7 +190,8 @@ class Builder:
         return dt.date(self.rng.randint(lo, hi), self.rng.randint(1, 12), self.rng.randint(1, 28))
 
 
-def plan(n: int) -> dict[str, int]:
+def role_counts(n: int) -> dict[str, int]:
+    """How many entities of each kind a world of n has (people take what rounding leaves)."""
     shares = {"country": 0.012, "city": 0.15, "person": 0.42, "organisation": 0.14,
               "work": 0.2, "event": 0.078}
     counts = {k: max(2, round(n * s)) for k, s in shares.items()}

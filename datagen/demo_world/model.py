@@ -9,7 +9,7 @@ from typing import Iterator
 
 
 @dataclass(frozen=True)
-class Fact:
+class WorldFact:
     """One ground-truth triple. `obj` is the surface form printed on the page.
 
     Paths are site-relative ("/wiki/<slug>.html"): join them with the URL the world is served
@@ -55,7 +55,7 @@ class World:
 
     seed: int
     entities: dict[str, Entity] = field(default_factory=dict)
-    facts: list[Fact] = field(default_factory=list)
+    facts: list[WorldFact] = field(default_factory=list)
 
     def path(self, entity_id: str) -> str:
         """The entity's page path; join it with the served site's base URL."""
@@ -64,7 +64,7 @@ class World:
     def of_kind(self, kind: str) -> list[Entity]:
         return [e for e in self.entities.values() if e.kind == kind]
 
-    def facts_about(self, entity_id: str) -> list[Fact]:
+    def facts_about(self, entity_id: str) -> list[WorldFact]:
         return [f for f in self.facts if f.subject_id == entity_id]
 
     def __iter__(self) -> Iterator[Entity]:

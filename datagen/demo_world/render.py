@@ -7,7 +7,7 @@ Layout of the output folder:
     wiki/draft-notes.html a page marked `noindex` (a crawler must not store it)
     private/*.html        disallowed by robots.txt (a crawler must not fetch it)
     robots.txt, sitemap.xml
-    facts.jsonl           ground truth: one Fact per line (subject, relation, object, ids, paths)
+    facts.jsonl           ground truth: one WorldFact per line (subject, relation, object, ids, paths)
     entities.jsonl        one Entity per line;  world.json: seed, size, counts
 """
 
@@ -19,7 +19,7 @@ import random
 from pathlib import Path
 
 from datagen.demo_world.builder import article
-from datagen.demo_world.model import Entity, Fact, World
+from datagen.demo_world.model import Entity, WorldFact, World
 from datagen.demo_world.schema import KINDS, RELATIONS
 
 FACTS_FILE = "facts.jsonl"
@@ -93,26 +93,26 @@ def _link(path: str, text: str) -> str:
     return f'<a href="{html.escape(path)}">{html.escape(text)}</a>'
 
 
-def _object_html(f: Fact) -> str:
+def _object_html(f: WorldFact) -> str:
     return _link(f.object_path, f.obj) if f.object_path else html.escape(f.obj)
 
 
-def _sentence(f: Fact, rng: random.Random) -> str:
+def _sentence(f: WorldFact, rng: random.Random) -> str:
     template = rng.choice(TEMPLATES[f.relation])
     obj = _object_html(f)
     text = template.format(s=html.escape(f.subject), o=obj, a_o=f"{article(f.obj)} {obj}")
     return text[0].upper() + text[1:]
 
 
-def _infobox(e: Entity, facts: list[Fact]) -> str:
+def _infobox(e: Entity, facts: list[WorldFact]) -> str:
     rows = "".join(f"<tr><th>{html.escape(RELATIONS[f.relation].label)}</th>"
                    f"<td>{_object_html(f)}</td></tr>" for f in facts)
     return (f'<table class="infobox" data-entity-id="{e.entity_id}" data-kind="{e.kind}">'
             f"<caption>{html.escape(e.name)}</caption>{rows}</table>")
 
 
-def _related(world: World, e: Entity, inverse: dict[str, list[Fact]]) -> str:
-    by_rel: dict[str, list[Fact]] = {}
+def _related(world: World, e: Entity, inverse: dict[str, list[WorldFact]]) -> str:
+    by_rel: dict[str, list[WorldFact]] = {}
     for f in inverse.get(e.entity_id, []):
         by_rel.setdefault(f.relation, []).append(f)
     parts = []
@@ -123,8 +123,8 @@ def _related(world: World, e: Entity, inverse: dict[str, list[Fact]]) -> str:
     return "".join(parts)
 
 
-def render_entity(world: World, e: Entity, facts: list[Fact],
-                  inverse: dict[str, list[Fact]]) -> str:
+def render_entity(world: World, e: Entity, facts: list[WorldFact],
+                  inverse: dict[str, list[WorldFact]]) -> str:
     rng = random.Random(f"{world.seed}:{e.entity_id}")  # page text independent of page order
     sentences = [_sentence(f, rng) for f in facts]
     lead = f"<p><b>{html.escape(e.name)}</b> is {html.escape(e.description)}.</p>"
@@ -169,8 +169,8 @@ def write_world(world: World, out_dir: str | Path, base_url: str = "") -> Path:
     out = Path(out_dir)
     (out / "wiki").mkdir(parents=True, exist_ok=True)
     (out / "private").mkdir(exist_ok=True)
-    inverse: dict[str, list[Fact]] = {}
-    by_subject: dict[str, list[Fact]] = {}
+    inverse: dict[str, list[WorldFact]] = {}
+    by_subject: dict[str, list[WorldFact]] = {}
     for f in world.facts:
         by_subject.setdefault(f.subject_id, []).append(f)
         if f.object_id:
@@ -204,7 +204,7 @@ def _write_truth(world: World, out: Path) -> None:
          "counts": counts}, indent=2) + "\n", encoding="utf-8")
 
 
-def load_facts(out_dir: str | Path) -> list[Fact]:
+def load_facts(out_dir: str | Path) -> list[WorldFact]:
     """Read the ground truth written by write_world back as Facts."""
     facts = []
     for line in (Path(out_dir) / FACTS_FILE).read_text(encoding="utf-8").splitlines():
@@ -212,7 +212,7 @@ def load_facts(out_dir: str | Path) -> list[Fact]:
         value = row["value"]
         if row["value_type"] in ("year", "number") and value is not None:
             value = int(value)
-        facts.append(Fact(row["subject_id"], row["subject"], row["relation"], row["object"],
+        facts.append(WorldFact(row["subject_id"], row["subject"], row["relation"], row["object"],
                           row["value_type"], row["subject_path"], row["object_id"],
                           row["object_path"], value))
     return facts
