@@ -84,8 +84,9 @@ Answer (never reveal it): {answer}
 Hops now: {hops}; target: {target}.
 Options:
 {options}
-INJECT replaces a named entity by a description (one more hop); FUZZ blurs an exact value;
-EXIT stops when the question is hard enough.
+INJECT replaces a named entity by a description (from another page: one more hop; from a
+page already used: no hop); FUZZ blurs an exact value; EXIT stops when the question is hard
+enough.
 Reply with JSON: {{"action": "INJECT" | "FUZZ" | "EXIT", "option": <number, -1 for EXIT>}}"""
 
 # No page quotes and no exact values either: SmolLM2 copied the quoted sentences, which
@@ -257,7 +258,7 @@ def describe_options(options: Sequence[StepOption]) -> str:
     for i, o in enumerate(options):
         d = o.detail
         if o.action == "INJECT":
-            more = " (leads to another entity)" if o.adds_entity else ""
+            more = " (another page: one more hop)" if o.new_page else ""
             lines.append(f"{i}. INJECT: describe {d.get('entity')} by its "
                          f"{o.relation.replace('_', ' ')}: {d.get('value')}{more}")
         else:

@@ -20,16 +20,15 @@ def _field(prompt: str, label: str) -> str:
 
 
 def step(prompt: str) -> dict[str, Any]:
-    """INJECT towards the target (an entity-adding fact while more hops are wanted), then
-    FUZZ a value still exact in the question, then EXIT."""
+    """INJECT towards the target (a description from another page: a hop), then FUZZ a value
+    still exact in the question, then EXIT."""
     hops, target = map(int, re.search(r"Hops now: (\d+); target: (\d+)", prompt).groups())
     question = _field(prompt, "Question now:")
     options = re.findall(r"^(\d+)\. (INJECT|FUZZ): (.*)$", prompt, re.M)
     injects = [(int(i), rest) for i, a, rest in options if a == "INJECT"]
-    if hops < target and injects:
-        want_entity = target - hops > 1
-        good = [i for i, rest in injects if rest.endswith("(leads to another entity)") == want_entity]
-        return {"action": "INJECT", "option": (good or [injects[0][0]])[0]}
+    hops_on = [i for i, rest in injects if rest.endswith("(another page: one more hop)")]
+    if hops < target and hops_on:
+        return {"action": "INJECT", "option": hops_on[0]}
     for i, action, rest in options:
         value = rest.split(" -> ")[0]
         if action == "FUZZ" and value and value in question:

@@ -31,7 +31,7 @@ import pytest
 CONFIG = {"demo": {"entities": 30, "seed": 7}, "seed": 0,
           "crawl": {"extract_processes": 0},
           "compose": {"batch_size": 40},
-          "band": {"where": "hops >= 2", "max_k": 4, "batch_size": 8},
+          "band": {"where": "hops >= 1", "max_k": 4, "batch_size": 32},
           "runner": "dask", "dask_workers": 2}
 S3_ENV = {"AWS_ACCESS_KEY_ID": "hardqa-test-key", "AWS_SECRET_ACCESS_KEY": "hardqa-test-s3cr3t",
           "AWS_REGION": "us-east-1"}
