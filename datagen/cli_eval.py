@@ -56,13 +56,14 @@ def eval_cmd(policy: PolicyOpt, questions: QuestionsOpt = None, where: WhereOpt 
     params = dict(locals())
     if policy == "endpoint" and wants_local_endpoint(model, endpoint, None):
         return with_local_endpoint(eval_cmd, params)
-    from training.evaluation import EvalConfig, evaluate
+    from training.evaluation import EvalConfig
+    from training.evaluation.run import evaluate_quietly
     from training.evaluation.scoring import summary_table
     if fmt not in ("table", "json"):
         raise UserError(f"--format must be table or json (got {fmt!r})")
     cfg = EvalConfig(policy, warehouse, questions, where, k, limit, not no_tools, max_turns,
                      endpoint, model, temperature, seed, out or Path("runs") / "eval")
-    report = evaluate(cfg, note=lambda line: print(line, file=sys.stderr))
+    report = evaluate_quietly(cfg)
     print(json.dumps(report.summary) if fmt == "json" else summary_table(report.summary, k))
     print(f"trajectories: {report.trajectories}", file=sys.stderr)
 

@@ -10,8 +10,8 @@ its loggers, DeepSpeed's and Python's warnings hold `sys.stdout`/`sys.stderr`: s
 redirection is done on the descriptors themselves (`os.dup2` of the log file onto 1 and 2),
 which every library and child process inherits. The project's console keeps a duplicate of
 the original descriptors. With `datagen --verbose` nothing is redirected: the chatter stays on
-the terminal. `datagen train` uses it; `eval`, `band` and `serve-model` can wrap their bodies
-the same way.
+the terminal. `datagen train` (RUN/train.log) and `datagen eval` (OUT/eval.log) use it;
+`band` and `serve-model` can wrap their bodies the same way.
 """
 
 from __future__ import annotations

@@ -213,3 +213,26 @@ def test_the_cli_evaluates_an_endpoint_over_warehouse_pages(tmp_path, capsys):
                      "--out", str(tmp_path / "out"), "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)["all"]
     assert (got["reward_avg@1"], got["turns"], got["tool_calls"]) == (1.0, 2.0, 1.0)
+
+
+def test_eval_keeps_library_output_in_its_log(tmp_path, monkeypatch, capfd):
+    """`datagen eval`'s body runs quietly: what libraries write to descriptors 1 and 2 goes to
+    OUT/eval.log, the project's progress lines stay on the console."""
+    import os
+
+    from training.evaluation import EvalConfig
+    from training.evaluation import run as eval_run
+
+    def noisy(cfg, note):
+        os.write(1, b"INFO vllm engine chatter\n")
+        os.write(2, b"WARNING triton\n")
+        note("10/100 questions")
+        return "report"
+
+    monkeypatch.setattr(eval_run, "evaluate", noisy)
+    cfg = EvalConfig("oracle", where="hops = 1", out=tmp_path / "out")
+    assert eval_run.evaluate_quietly(cfg) == "report"
+    log = (tmp_path / "out" / "eval.log").read_text()
+    assert "vllm engine chatter" in log and "triton" in log
+    shown = capfd.readouterr()
+    assert "10/100 questions" in shown.err and "chatter" not in shown.out + shown.err

@@ -79,6 +79,14 @@ def evaluate(cfg: EvalConfig, note: Callable[[str], None] = lambda line: None) -
     return EvalReport(summary, write_trajectories(rows, cfg.out / "trajectories.jsonl"))
 
 
+def evaluate_quietly(cfg: EvalConfig) -> EvalReport:
+    """`evaluate` with the libraries' output (vLLM's engine, transformers, DeepSpeed) in
+    OUT/eval.log (`datagen --verbose`: on the terminal), its progress lines on the console."""
+    from datagen.console import quiet_run, verbose_requested
+    with quiet_run(Path(cfg.out) / "eval.log", verbose=verbose_requested()) as console:
+        return evaluate(cfg, note=console.line)
+
+
 def select_questions(wh: "Warehouse", cfg: EvalConfig) -> list[EvalQuestion]:
     """The config's question set, its first `limit`; none is a user error."""
     from training.evaluation.questions import load_questions_jsonl, load_questions_warehouse
