@@ -72,10 +72,10 @@ class Composer:
         are often its own lead sentence's. None when that fails a check or still shortcuts."""
         plain = clone(chain)
         nodes = [n for n in described_nodes(plain.root) if len(n.noun.split()) > 1]
-        for node in nodes:
-            node.noun = node.noun.split()[-1]
         if not nodes:
             return None
+        for node in nodes:
+            node.noun = node.noun.split()[-1]
         plain.question = self.backend.word(plain, rng) or ""
         if self.validator.check(plain) or self.validator.shortcut(plain):
             return None

@@ -156,8 +156,10 @@ def _compose(wh, cfg: ComposeConfig, backend: ComposeBackend, summary: ComposeSu
     summary.facts = len(facts)
     summary.facts_by_source = dict(Counter(f.source for f in facts))
     store = FactStore(facts, {p.url: p.title for p in pages})
+    from datagen.tools import PageTools
+    search = PageTools.open(wh)   # the agent's index: shortcuts, and uniqueness on real text
     validator = Validator(store, {p.url: " ".join(p.text.split()) for p in pages},
-                          _tools(wh, cfg, store, pages), _search(wh))
+                          search if _search_uniqueness(cfg, store, pages) else None, search)
     shard = tuple(summary.shard) or None
     seeds = [s for s in make_seeds(store, cfg.seed) if in_shard(s, cfg.seed, shard)]
     summary.seeds_total = len(seeds)
@@ -183,20 +185,11 @@ def _compose(wh, cfg: ComposeConfig, backend: ComposeBackend, summary: ComposeSu
     summary.elapsed_s = time.perf_counter() - t0
 
 
-def _tools(wh, cfg: ComposeConfig, store: FactStore, pages: list[Page]):
-    """The page tools, when some page is not fully known to the fact store (real text)."""
-    if not cfg.search_uniqueness or all(p.url in store.structured for p in pages
-                                        if p.url in store.by_subject):
-        return None
-    from datagen.tools import PageTools
-    return PageTools.open(wh)
-
-
-def _search(wh):
-    """The agent's search over every stored page: a multi-page question it answers in one
-    search is a shortcut, and the composer does not keep it."""
-    from datagen.tools import PageTools
-    return PageTools.open(wh)
+def _search_uniqueness(cfg: ComposeConfig, store: FactStore, pages: list[Page]) -> bool:
+    """Whether descriptions are judged unique by search: some page is not fully known to the
+    fact store (real text)."""
+    return cfg.search_uniqueness and not all(p.url in store.structured for p in pages
+                                             if p.url in store.by_subject)
 
 
 def _existing(wh, backend_name: str) -> tuple[set[str], set[str]]:
@@ -354,7 +347,8 @@ def to_record(chain: Chain, composer: str, backend: str, seed: int,
     return QuestionRecord(
         question_id=question_id(chain.question, chain.ask.answer), question=chain.question,
         answer=chain.ask.answer, answer_aliases=tuple(chain.ask.aliases), hops=chain.hops,
-        steps=chain.fact_count, hop_kind=chain.hop_kind, actions=actions, evidence=tuple(evidence), source_urls=tuple(urls), parent_id=parent_id,
+        steps=chain.fact_count, hop_kind=chain.hop_kind, actions=actions,
+        evidence=tuple(evidence), source_urls=tuple(urls), parent_id=parent_id,
         composer=composer, backend=backend,
         trace=json.dumps(trace(chain, backend, seed), ensure_ascii=False, default=str),
         answer_type=chain.ask.answer_type)

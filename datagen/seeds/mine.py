@@ -187,9 +187,8 @@ def _link_facts(page: Page, sents: list[str], titles: dict[str, str]) -> list[Fa
     return facts
 
 
-_CALENDAR = frozenset("January February March April May June July August September October "
-                      "November December Monday Tuesday Wednesday Thursday Friday Saturday "
-                      "Sunday".split())
+_CALENDAR = frozenset(patterns.MONTH_NAMES + "Monday Tuesday Wednesday Thursday Friday "
+                                              "Saturday Sunday".split())
 
 
 _FUNCTION_WORDS = frozenset("a an the to in on at of by for from with as it he she they we you i "
