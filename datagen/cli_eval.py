@@ -24,7 +24,10 @@ PolicyOpt = Annotated[str, typer.Option(
                      "oracle (reads supporting page titles) or random.")]
 QuestionsOpt = Annotated[Optional[Path], typer.Option(
     "--questions", help="JSONL with question and answers (shared/data/qa_benchmarks layout; "
-                        "optional band, hops, support_titles).")]
+                        "optional band, hops, support_titles, type, split; gold_pids name "
+                        "support titles through a corpus.jsonl beside the file).")]
+SplitOpt = Annotated[Optional[str], typer.Option(
+    "--split", help="Only the --questions rows whose split field is this (e.g. eval).")]
 WhereOpt = Annotated[Optional[str], typer.Option(
     "--where", help="SQL condition over train_ready (instead of --questions).")]
 KOpt = Annotated[int, typer.Option("-k", min=1, help="Samples per question (avg@k, pass@k).")]
@@ -41,17 +44,23 @@ SeedOpt = Annotated[int, typer.Option("--seed")]
 
 
 @user_errors
-def eval_cmd(policy: PolicyOpt, questions: QuestionsOpt = None, where: WhereOpt = None,
-             warehouse: WarehouseOpt = None, k: KOpt = 1, limit: LimitOpt = None,
-             no_tools: NoToolsOpt = False, max_turns: MaxTurnsOpt = None,
+def eval_cmd(policy: PolicyOpt, questions: QuestionsOpt = None, split: SplitOpt = None,
+             where: WhereOpt = None, warehouse: WarehouseOpt = None, k: KOpt = 1,
+             limit: LimitOpt = None, no_tools: NoToolsOpt = False, max_turns: MaxTurnsOpt = None,
              endpoint: EndpointOpt = None, model: ModelOpt = None,
              temperature: TemperatureOpt = 1.0, out: OutOpt = None, fmt: FormatOpt = "table",
              seed: SeedOpt = 0) -> None:
     """Run a policy over a question set: EM, F1, verifiers accuracy (judge and reward modes),
-    avg@k and pass@k, turns and tool calls, by band and hops; trajectories as JSONL.
+    avg@k and pass@k, turns, tool calls, searches and pages seen per episode, by band, hops
+    and type; trajectories as JSONL.
 
-    Pages for search/open come from --warehouse. `--policy endpoint --model NAME` without
-    --endpoint serves the model with vLLM for the run.
+    Type is the file's `type`, else derived: a comparison when the answer is
+    yes/no, or when both gold titles are named in the question and it has a
+    comparing word (or, both, common, share, same) or the answer names one of
+    them; else a bridge. Yes/no answers are reported apart (type=yes/no).
+
+    Pages for search/open come from --warehouse. `--policy endpoint --model
+    NAME` without --endpoint serves the model with vLLM for the run.
     """
     params = dict(locals())
     if policy == "endpoint" and wants_local_endpoint(model, endpoint, None):
@@ -62,7 +71,7 @@ def eval_cmd(policy: PolicyOpt, questions: QuestionsOpt = None, where: WhereOpt 
     if fmt not in ("table", "json"):
         raise UserError(f"--format must be table or json (got {fmt!r})")
     cfg = EvalConfig(policy, warehouse, questions, where, k, limit, not no_tools, max_turns,
-                     endpoint, model, temperature, seed, out or Path("runs") / "eval")
+                     endpoint, model, temperature, seed, out or Path("runs") / "eval", split)
     report = evaluate_quietly(cfg)
     print(json.dumps(report.summary) if fmt == "json" else summary_table(report.summary, k))
     print(f"trajectories: {report.trajectories}", file=sys.stderr)

@@ -34,7 +34,7 @@ def test_scores(answer, em, f1, judge, reward):
 
 def test_avg_and_pass_at_k_by_group():
     rows = [{"question_id": q, "band": b, "hops": 2, "reward": r, "em": r, "f1": r, "judge": r,
-             "turns": 2, "tool_calls": 1, "answer": "x"}
+             "turns": 2, "tool_calls": 1, "searches": 1, "pages_seen": 2, "answer": "x"}
             for q, b, r in [("a", "easy", 1), ("a", "easy", 0), ("b", "hard", 0), ("b", "hard", 0)]]
     s = summarize(rows, 2)
     assert (s["all"]["reward_avg@2"], s["all"]["reward_pass@2"]) == (0.25, 0.5)

@@ -66,6 +66,7 @@ class AgentInfo:
     overflow: bool = False           # the context ran out before an answer
     n_search: int = 0
     n_open: int = 0
+    n_pages_seen: int = 0            # distinct pages whose text it saw (hits shown, pages opened)
     tool_errors: dict[str, int] = field(default_factory=dict)   # by reason
     reward_task: float = 0.0
     reward_format: float = 0.0

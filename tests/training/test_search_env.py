@@ -59,3 +59,18 @@ def test_one_end_of_turn_helper(tiny_model_dir):
 
     tok = load_tokenizer(tiny_model_dir)
     assert end_of_turn_ids(tok) == (tok.convert_tokens_to_ids("<|im_end|>"),)
+
+
+def test_an_episode_counts_the_distinct_pages_it_was_shown(tiny_model_dir):
+    """Pages seen: the urls of the hits a search showed and of the pages opened, each once
+    (a page found by search and then opened is one page); a failed open shows none."""
+    from tests.training.agent_helpers import make_agent
+    from training.models import load_tokenizer
+
+    tok = load_tokenizer(tiny_model_dir)
+    agent = make_agent(tok, PageTools.from_pages(PAGES), search_k=1, max_turns=6)
+    turns = ["<search>Varo bridge built</search>", "<open>http://w/varo</open>",
+             "<open>http://w/none</open>", "<open>http://w/lake</open>", "<answer>1934</answer>"]
+    traj = asyncio.run(agent.run_episode(ScriptedEngine(tok, turns), ITEM))
+    a = traj.info.agent
+    assert (a.n_search, a.n_open, a.n_pages_seen, traj.reward) == (1, 3, 2, 1.0)

@@ -9,7 +9,8 @@
   agent loop (`SearchAgentWorkflow.run_chat`: tool results come back as user messages);
 - `RandomPolicy`: random searches (words of the question), random opens, a random word;
 - `OraclePolicy`: scripted; reads the question's supporting page *titles*, finds each page
-  with `search`, reads it with `open`, and answers with the shortest span of the text it
+  with `search` (a lookup: its pages seen are the pages it opened), reads it with `open`,
+  and answers with the shortest span of the text it
   opened that passes a membership probe. The probe says yes/no for a span and is the only
   thing the oracle learns about the answer (it never sees the gold string); so the oracle
   measures whether the tools surface the answer, not whether a model can find it.
@@ -99,18 +100,20 @@ class OraclePolicy:
     reward_mode: str = "reward"
 
     async def attempt(self, q: EvalQuestion, sample: int) -> Attempt:
-        probe, a, texts = make_probe(q.answers), Attempt(None), []
+        probe, a, texts, opened = make_probe(q.answers), Attempt(None), [], set()
         for title in q.support_titles:
             url = find_page(self.tools, title)
             a.tool_calls += 1   # the search
+            a.searches += 1
             offset: int | None = 0
             while url and offset is not None:
                 view = self.tools.open(url, offset)
                 a.tool_calls += 1
+                opened.add(view.url)
                 texts.append(view.text)
                 a.transcript += f"<open>{url}#{offset}</open>\n"
                 offset = view.next_offset
-        a.turns = a.tool_calls + 1
+        a.turns, a.pages_seen = a.tool_calls + 1, len(opened)
         a.answer = next((s for t in texts for s, key in word_spans(t) if probe(key)), None)
         return a
 
@@ -125,18 +128,21 @@ class RandomPolicy:
     async def attempt(self, q: EvalQuestion, sample: int) -> Attempt:
         rng = random.Random(f"{self.seed}/{q.question_id}/{sample}")
         words, urls, a = _WORD.findall(q.question) or ["x"], [], Attempt(None)
-        seen = list(words)
+        seen, pages = list(words), set()
         for _ in range(self.max_turns - 1):
             a.turns += 1
             a.tool_calls += 1
             if urls and rng.random() < 0.5:
-                text = self.tools.open(rng.choice(urls)).text
+                view = self.tools.open(rng.choice(urls))
+                text, shown = view.text, [view.url]
             else:
+                a.searches += 1
                 hits = self.tools.search(" ".join(rng.sample(words, min(3, len(words)))), 3)
                 urls += [h.url for h in hits]
-                text = " ".join(h.snippet for h in hits)
+                text, shown = " ".join(h.snippet for h in hits), [h.url for h in hits]
             seen += _WORD.findall(text)
-        a.turns += 1
+            pages.update(shown)
+        a.turns, a.pages_seen = a.turns + 1, len(pages)
         a.answer = rng.choice(seen)
         return a
 
@@ -159,7 +165,7 @@ class CheckpointPolicy:
         t = await self.agent.run_episode(self.engine, item)
         a = t.info.agent
         return Attempt(a.answer, t.n_turns, a.n_tool_calls, dict(a.tool_errors), t.text,
-                       t.info.finish_reason == "stop")
+                       t.info.finish_reason == "stop", a.n_search, a.n_pages_seen)
 
 
 @dataclass
@@ -176,7 +182,8 @@ class EndpointPolicy:
     async def attempt(self, q: EvalQuestion, sample: int) -> Attempt:
         ep = await self.agent.run_chat(self.client, q.question, q.question_id, sample)
         return Attempt(ep.answer, ep.turns, sum(ep.calls.values()), dict(ep.errors),
-                       json.dumps(ep.messages[2:], ensure_ascii=False), ep.finished)
+                       json.dumps(ep.messages[2:], ensure_ascii=False), ep.finished,
+                       ep.calls["search"], len(ep.seen))
 
 
 # ---- building them --------------------------------------------------------------------------

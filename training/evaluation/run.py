@@ -1,9 +1,10 @@
 """`datagen eval` as one library call: `evaluate(EvalConfig) -> EvalReport`.
 
-    questions (JSONL or the warehouse's train_ready --where SQL)   questions.py
-        └─► policy.attempt(question) k times ─► Attempt             policies.py
-              └─► scores: EM, F1, verifiers judge and reward modes   scoring.py
-                    └─► summary: avg@k, pass@k, turns, tool calls; by band and hops;
+    questions (JSONL, its --split rows, or train_ready --where SQL)   questions.py
+        └─► policy.attempt(question) k times ─► Attempt                policies.py
+              └─► scores: EM, F1, verifiers judge and reward modes      scoring.py
+                    └─► summary: avg@k, pass@k, turns, tool calls, searches, pages seen;
+                        by band, hops, type (bridge, comparison, yes/no apart);
                         trajectories.jsonl and summary.json in `out`
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from training.evaluation.policies import Policy, PolicyError
-from training.evaluation.questions import EvalQuestion
+from training.evaluation.questions import EvalQuestion, type_group
 from training.evaluation.scoring import score_attempt, summarize
 
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class EvalConfig:
     """One evaluation: a policy spec (checkpoint:PATH | endpoint | oracle | random), one
-    question set (`questions` JSONL or `where` over train_ready), pages from `warehouse`."""
+    question set (`questions` JSONL, its rows of `split` only when given, or `where` over
+    train_ready), pages from `warehouse`."""
 
     policy: str
     warehouse: Path | None = None
@@ -42,10 +44,14 @@ class EvalConfig:
     temperature: float = 1.0
     seed: int = 0
     out: Path = Path("runs") / "eval"
+    split: str | None = None
 
     def __post_init__(self):
         if (self.questions is None) == (self.where is None):
             raise ValueError("give one of --questions FILE.jsonl or --where SQL")
+        if self.split is not None and self.questions is None:
+            raise ValueError("--split selects rows of a --questions file: give one, or "
+                             "leave --split out")
         if self.questions is not None and not self.questions.is_file():
             raise ValueError(f"--questions {self.questions}: no such file")
 
@@ -88,11 +94,12 @@ def evaluate_quietly(cfg: EvalConfig) -> EvalReport:
 
 
 def select_questions(wh: "Warehouse", cfg: EvalConfig) -> list[EvalQuestion]:
-    """The config's question set, its first `limit`; none is a user error."""
+    """The config's question set (a file's `split` rows), its first `limit`; none is a
+    user error."""
     from training.evaluation.questions import load_questions_jsonl, load_questions_warehouse
 
     if cfg.questions is not None:
-        found = load_questions_jsonl(cfg.questions)[:cfg.limit]
+        found = load_questions_jsonl(cfg.questions, cfg.split)[:cfg.limit]
     else:
         found = load_questions_warehouse(wh, cfg.where, cfg.limit)
     if not found:
@@ -135,7 +142,8 @@ async def run_eval(questions: list[EvalQuestion], policy: Policy, k: int = 1,
         async with gate:
             a = await policy.attempt(q, i)
         return {"question_id": q.question_id, "sample": i, "band": q.band, "hops": q.hops,
-                "kind": q.kind, "answer_in_support": q.answer_in_support, **asdict(a),
+                "kind": q.kind, "type": type_group(q), "answer_in_support": q.answer_in_support,
+                **asdict(a),
                 **score_attempt(a, q, policy.reward_mode)}
 
     return list(await asyncio.gather(*(one(q, i) for q in questions for i in range(k))))

@@ -1,5 +1,6 @@
 """Scoring `datagen eval`'s attempts: EM and F1 (SQuAD), the verifiers judge, the reward
-training pays; avg@k and pass@k overall and by band, hops, kind."""
+training pays; avg@k and pass@k, searches and pages seen per episode, overall and by band,
+hops, type (bridge, comparison, yes/no apart) and answer_in_support."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from training.evaluation.questions import EvalQuestion
 from training.workflow import answer_reward
 
 SCORES = ("reward", "judge", "em", "f1")
-GROUPS = ("band", "hops", "kind", "answer_in_support")
+GROUPS = ("band", "hops", "type", "answer_in_support")   # summary keys by_<group>
 
 
 @dataclass
@@ -24,6 +25,8 @@ class Attempt:
     tool_errors: dict[str, int] = field(default_factory=dict)
     transcript: str = ""
     finished: bool = True     # False: the answer was cut by the token budget (scores 0)
+    searches: int = 0
+    pages_seen: int = 0       # distinct pages whose text it was shown (hits, opened pages)
 
 
 def score_attempt(attempt: Attempt, q: EvalQuestion, mode: str = "reward") -> dict[str, float]:
@@ -50,7 +53,8 @@ def score_attempt(attempt: Attempt, q: EvalQuestion, mode: str = "reward") -> di
 
 
 def summarize(rows: list[dict], k: int) -> dict:
-    """Overall and by band / hops / kind: avg@k and pass@k for every score, turns, tool calls."""
+    """Overall and by band / hops / type / answer_in_support: avg@k and pass@k for every
+    score; turns, tool calls, searches and pages seen per episode."""
     summary: dict[str, dict] = {"all": _block(rows, k)}
     for key in GROUPS:
         groups: dict[str, list[dict]] = defaultdict(list)
@@ -74,6 +78,8 @@ def _block(rows: list[dict], k: int) -> dict[str, float]:
         out[f"{m}_pass@{k}"] = _mean(max(a[m] for a in v) for v in per_q.values())
     out["turns"] = _mean(r["turns"] for r in rows)
     out["tool_calls"] = _mean(r["tool_calls"] for r in rows)
+    out["searches"] = _mean(r["searches"] for r in rows)
+    out["pages_seen"] = _mean(r["pages_seen"] for r in rows)
     out["answer_rate"] = _mean(r["answer"] is not None for r in rows)
     return out
 
@@ -90,15 +96,14 @@ def _mean(xs: Iterable[float]) -> float:
     return round(sum(xs) / len(xs), 4) if xs else 0.0
 
 
-GROUP_KEYS = ("by_band", "by_hops", "by_kind", "by_answer_in_support")
-
-
 def summary_table(summary: dict, k: int) -> str:
-    """The summary as a tab-separated table (`datagen eval`): all questions, then each group."""
-    cols = [f"{s}_avg@{k}" for s in SCORES] + [f"reward_pass@{k}", "turns", "tool_calls"]
+    """The summary as a tab-separated table (`datagen eval`): all questions, then each group
+    (type=yes/no: the yes/no answers, apart from the bridge and comparison rows)."""
+    cols = [f"{s}_avg@{k}" for s in SCORES] + [f"reward_pass@{k}", "turns", "tool_calls",
+                                               "searches", "pages_seen"]
     lines = ["\t".join(["group", "questions", *cols])]
     groups = [("all", summary["all"])] + [
-        (f"{key[3:]}={g}", b) for key in GROUP_KEYS for g, b in summary.get(key, {}).items()]
+        (f"{key}={g}", b) for key in GROUPS for g, b in summary.get(f"by_{key}", {}).items()]
     for name, b in groups:
         lines.append("\t".join([name, str(b["questions"]), *(f"{b[c]:.3f}" for c in cols)]))
     return "\n".join(lines)

@@ -124,7 +124,7 @@ class SearchAgentWorkflow:
                 return action.arg, stopped, False
             if turn + 1 == max_turns or not self.env.use_tools:
                 break
-            observation = await self.env.observe(action, ep.calls, ep.errors)
+            observation = await self.env.observe(action, ep.calls, ep.errors, ep.seen)
             if not turns.observe(observation, stopped):
                 return None, True, True
         return None, True, False
@@ -147,7 +147,8 @@ class SearchAgentWorkflow:
             reward_rule=rule, finish_reason="stop" if finished else "length", episode_s=seconds,
             n_interruptions=ep.interruptions, agent=AgentInfo(
                 answer=answer, overflow=overflow, n_search=ep.calls["search"],
-                n_open=ep.calls["open"], tool_errors=dict(ep.errors), reward_task=task,
+                n_open=ep.calls["open"], n_pages_seen=len(ep.seen),
+                tool_errors=dict(ep.errors), reward_task=task,
                 reward_format=fmt))
         return Trajectory(
             question_id=item.question_id, prompt_ids=ep.prompt, output_ids=ep.ids,

@@ -75,8 +75,10 @@ class SearchEnv:
         """The system prompt: the tags, or the answer tag alone without tools."""
         return SYSTEM_PROMPT if self.use_tools else NO_TOOL_PROMPT
 
-    async def observe(self, action: Action, calls: Counter, errors: Counter) -> str:
-        """The tool's result as text, or `error: reason: detail` (counted by reason)."""
+    async def observe(self, action: Action, calls: Counter, errors: Counter,
+                      seen: set[str] | None = None) -> str:
+        """The tool's result as text, or `error: reason: detail` (counted by reason); the
+        urls of the pages it shows text of go into `seen` (pages seen per episode)."""
         if action.kind == "malformed":
             errors["malformed"] += 1
             return f"error: malformed: {action.arg}"
@@ -84,7 +86,7 @@ class SearchEnv:
         if self.tool_latency is not None:
             await asyncio.sleep(self.tool_latency())
         try:
-            return await asyncio.wait_for(asyncio.to_thread(self.call, action),
+            return await asyncio.wait_for(asyncio.to_thread(self.call, action, seen),
                                           self.tool_timeout_s)
         except (asyncio.TimeoutError, TimeoutError):
             errors["timeout"] += 1
@@ -104,11 +106,15 @@ class SearchEnv:
                     for h in hits]
         return hits
 
-    def call(self, action: Action) -> str:
-        """What a search or an open shows the agent (raises as the tool raises)."""
-        s = self.settings
+    def call(self, action: Action, seen: set[str] | None = None) -> str:
+        """What a search or an open shows the agent (raises as the tool raises); adds to
+        `seen` the urls of the hits shown or of the page opened."""
+        s, shown = self.settings, set() if seen is None else seen
         if action.kind == "search":
-            return format_search(self.search_hits(action.arg), s.snippet_chars,
-                                 url_last=s.snippet == "sentence")
+            hits = self.search_hits(action.arg)
+            shown.update(h.url for h in hits)
+            return format_search(hits, s.snippet_chars, url_last=s.snippet == "sentence")
         url, _, offset = action.arg.partition("#")
-        return format_page(self.tools.open(url.strip(), int(offset) if offset.strip() else 0))
+        view = self.tools.open(url.strip(), int(offset) if offset.strip() else 0)
+        shown.add(view.url)
+        return format_page(view)

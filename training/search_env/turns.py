@@ -48,6 +48,7 @@ class TokenEpisode:
     turns: int = 0
     calls: Counter = field(default_factory=Counter)
     errors: Counter = field(default_factory=Counter)
+    seen: set[str] = field(default_factory=set)   # urls of the pages whose text it was shown
     interruptions: int = 0
 
     def length(self) -> int:
@@ -79,6 +80,7 @@ class ChatEpisode:
     turns: int = 0
     calls: Counter = field(default_factory=Counter)
     errors: Counter = field(default_factory=Counter)
+    seen: set[str] = field(default_factory=set)
     answer: str | None = None
     finished: bool = True
 
