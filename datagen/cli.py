@@ -25,7 +25,8 @@ app = typer.Typer(
 
 
 @app.callback()
-def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug messages.")):
+def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug messages; "
+                                       "vLLM's, torch's output on the terminal, not in a log.")):
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 

@@ -48,20 +48,20 @@ def band(warehouse: WarehouseOpt = None, solver: SolverOpt = "embedded", where: 
          no_tool_check: NoToolCheck = False, config: _ConfigOpt = None) -> None:
     """Measure how hard each question is: solver attempts -> pass rate -> band.
 
-    Adaptive k: attempts come in rounds until the band is decided. Prints a band x hops table
-    and writes a PNG of the bands by hops beside the summary. `--solver llm --model NAME`
-    without --endpoint serves the model with vLLM for the run.
+    Adaptive k: rounds of attempts until the band is decided; progress on stderr, then a band x
+    hops table. Its PNG and band.log (vLLM's, torch's output; `datagen --verbose`: the terminal)
+    go to WAREHOUSE/reports/. `--solver llm --model NAME` alone serves the model with vLLM.
     """
     params = dict(locals())
     if solver == "llm" and wants_local_endpoint(model, endpoint, None):
         return with_local_endpoint(band, params)
-    from difficulty.report import band_with_progress, print_band_summary
-    from difficulty.stage import band_config
+    from difficulty.report import print_band_summary
+    from difficulty.stage import band_config, band_stage
     cfg = band_config(read_config_section(config, "band", "BandConfig"), solver=solver,
                       where=where, from_rollouts=from_rollouts, max_k=max_k,
                       confidence=confidence, endpoint=endpoint, model=model,
                       rollout_window=rollout_window, seed=seed)
-    result = band_with_progress(warehouse, cfg, _policy_solver(cfg), no_tool_check)
+    result = band_stage(warehouse, cfg, lambda: _policy_solver(cfg), no_tool_check)
     print_band_summary(result.summary, result.no_tool if no_tool_check else None)
 
 

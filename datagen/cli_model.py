@@ -4,6 +4,7 @@ datagen.llm.served for the run). Kept light to import."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -54,15 +55,17 @@ def serve_model(
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
     max_model_len: Annotated[Optional[int], typer.Option(
         "--max-model-len", min=1, help="Context length (default: the model's own).")] = None,
+    log: Annotated[Optional[Path], typer.Option("--log", help="File vLLM's output is appended "
+                   "to (default: logs/serve-model-PORT.log in the datagen data folder).")] = None,
 ) -> None:
     """Serve a model with vLLM's OpenAI-compatible server until Ctrl-C.
 
-    Clients use --endpoint http://HOST:PORT/v1 --model NAME.
+    Clients use --endpoint http://HOST:PORT/v1 --model NAME. vLLM's own output goes to --log
+    (`datagen --verbose`: the terminal); the console says where it serves, ready, stopped.
     """
-    from datagen.llm.served import serve_model_until_stopped
-    typer.echo(f"serving {name} at http://{host}:{port}/v1 (model name {name!r}); Ctrl-C to "
-               "stop", err=True)
-    code = serve_model_until_stopped(name, host=host, port=port, max_model_len=max_model_len)
+    from datagen.llm.served import serve_model_quietly
+    code = serve_model_quietly(name, host=host, port=port, max_model_len=max_model_len,
+                               log_file=log)
     if code != 0:
         raise typer.Exit(code)
 

@@ -10,8 +10,8 @@ its loggers, DeepSpeed's and Python's warnings hold `sys.stdout`/`sys.stderr`: s
 redirection is done on the descriptors themselves (`os.dup2` of the log file onto 1 and 2),
 which every library and child process inherits. The project's console keeps a duplicate of
 the original descriptors. With `datagen --verbose` nothing is redirected: the chatter stays on
-the terminal. `datagen train` (RUN/train.log) and `datagen eval` (OUT/eval.log) use it;
-`band` and `serve-model` can wrap their bodies the same way.
+the terminal. `datagen train` (RUN/train.log), `eval` (OUT/eval.log), `band`
+(WAREHOUSE/reports/band.log) and `serve-model` (--log, default DATA/logs/) use it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import Callable, Iterator, TextIO
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,23 @@ def quiet_run(log: Path, verbose: bool = False) -> Iterator[Console]:
         err.close()
 
 
+@contextmanager
+def counted(console: Console, label: str, unit: str) -> Iterator[Callable[[int, int], None]]:
+    """`advance(done, total)` for a run that counts items as it goes: a rich bar on a terminal;
+    off one (a file, CI) a line per call, which such a run makes once per batch of items."""
+    if not console.tty:
+        yield lambda done, total: console.line(f"{label} {done}/{total} {unit}")
+        return
+    from rich.console import Console as RichConsole
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn)
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn(unit),
+                  TimeElapsedColumn(), transient=True,
+                  console=RichConsole(file=console.err, force_terminal=True)) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
 def exit_quietly(log: Path | None) -> None:
     """In a process that ends with this command (`datagen ...`, not a test calling main):
     leave the heap out of the interpreter's last collection (over torch's, DeepSpeed's and
@@ -92,8 +109,10 @@ def _into(log: str) -> None:
 
 
 def verbose_requested() -> bool:
-    """Whether the command line said `datagen --verbose` (the root option)."""
-    import click
+    """Whether the command line said `datagen --verbose` (the root option). Typer keeps its
+    own copy of click (typer._click, since typer 0.2x): `click.get_current_context` never sees
+    its contexts, and read through it `--verbose` was always False."""
+    from typer._click.globals import get_current_context
 
-    ctx = click.get_current_context(silent=True)
+    ctx = get_current_context(silent=True)
     return bool(ctx and ctx.find_root().params.get("verbose"))

@@ -49,17 +49,6 @@ def plot_band_hops(table: dict[str, dict[str, int]], path: Path, title: str = ""
     return path
 
 
-def band_with_progress(warehouse: Path | None, cfg, solver, no_tool_check: bool):
-    """`band_stage` under a progress bar on stderr (when it is a terminal)."""
-    from datagen.tables import progress_bar
-    from difficulty.stage import band_stage
-    with progress_bar("band") as bar:
-        task = bar.add_task("band", total=None)
-        return band_stage(warehouse, cfg, solver=solver, no_tool_check=no_tool_check,
-                          progress=lambda done, total: bar.update(task, completed=done,
-                                                                  total=total))
-
-
 def print_band_summary(s, no_tool: dict[str, int] | None = None) -> None:
     """The no-tool check's counts (on stderr, if it ran); band x hops counts, mean pass rate
     per hop count, stop reasons and the plot's path."""
