@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datagen.compose import steps
 from datagen.compose.backend import ComposeBackend, StepOption
 from datagen.compose.validate import Validator
-from datagen.seeds.chain import Chain, clone, described_nodes
+from datagen.seeds.chain import Chain, Clause, Literal, Node, clone, described_nodes
 from datagen.seeds.store import FactStore
 
 
@@ -31,14 +31,33 @@ class Composer:
     hops: tuple[int, int] = (2, 4)
     max_steps: int = 12
     max_tries: int = 8          # rejected options per step before EXIT
+    bridges_per_seed: int = 1   # questions per seed, each through another first bridge page
 
     def __post_init__(self):
         self._index = {id(f): i for i, f in enumerate(self.store.facts)}
 
-    def compose(self, seed: Chain, rng: random.Random) -> Outcome:
+    def compose_all(self, seed: Chain, rng: random.Random) -> list[Outcome]:
+        """Up to `bridges_per_seed` questions of one seed, each entering through another
+        page (the seed's first bridge); one outcome, of the backend's own path, when 1."""
+        if self.bridges_per_seed == 1:
+            return [self.compose(seed, rng)]
+        firsts = {}
+        for o in steps.inject_options(seed, self.store, self._index, rng):
+            if o.new_page:
+                firsts.setdefault(o.detail["url"], o)
+        if not firsts:
+            return [self.compose(seed, rng)]
+        return [self.compose(seed, rng, first)
+                for first in list(firsts.values())[:self.bridges_per_seed]]
+
+    def compose(self, seed: Chain, rng: random.Random,
+                first: StepOption | None = None) -> Outcome:
+        """The seed composed (its first step `first`, where given) until the backend EXITs."""
         target = rng.randint(*self.hops)
         chain, out = clone(seed), Outcome(None)
-        injectable = False
+        injectable = first is not None
+        if first is not None:
+            chain = self._step(chain, [first], target, rng, out.rejected) or chain
         for _ in range(self.max_steps):
             injects = steps.inject_options(chain, self.store, self._index, rng)
             injectable = injectable or any(o.new_page for o in injects)
@@ -59,28 +78,30 @@ class Composer:
             return out
         if self.validator.shortcut(chain):
             # one search of the question finds the answer's page: it does not need its pages
-            chain = self._plain_nouns(chain, rng)
+            chain = self._unshortcut(chain, rng)
             if chain is None:
                 out.reason = "shortcut"
                 return out
         out.chain = chain
         return out
 
-    def _plain_nouns(self, chain: Chain, rng: random.Random) -> Chain | None:
-        """The shortcut's described entities called by their head noun alone ('the director',
-        not 'the Hungarian film director'): the words that take a search to the answer's page
-        are often its own lead sentence's. None when that fails a check or still shortcuts."""
-        plain = clone(chain)
-        nodes = [n for n in described_nodes(plain.root) if len(n.noun.split()) > 1]
-        if not nodes:
-            return None
-        for node in nodes:
-            node.noun = node.noun.split()[-1]
-        plain.question = self.backend.word(plain, rng) or ""
-        if self.validator.check(plain) or self.validator.shortcut(plain):
-            return None
-        plain.steps.append({"action": "PLAIN_NOUN", "ok": True, "question": plain.question})
-        return plain
+    def _unshortcut(self, chain: Chain, rng: random.Random) -> Chain | None:
+        """The shortcut reworded so that one search no longer finds the answer's page: its
+        described entities called by their head noun alone, or the entities it names that
+        a quoted page describes called by that description, or both; None when every
+        rewording fails a check or still shortcuts."""
+        plain = _plain_nouns(chain)
+        elided = _elided(chain, self.store)
+        tries = [(plain, "PLAIN_NOUN"), (elided, "ELIDE_NAME"),
+                 (_plain_nouns(elided) if elided else None, "ELIDE_NAME+PLAIN_NOUN")]
+        for new, action in tries:
+            if new is None:
+                continue
+            new.question = self.backend.word(new, rng) or ""
+            if not self.validator.check(new) and not self.validator.shortcut(new):
+                new.steps.append({"action": action, "ok": True, "question": new.question})
+                return new
+        return None
 
     def _step(self, chain: Chain, options: list[StepOption], target: int,
               rng: random.Random, rejected: Counter) -> Chain | None:
@@ -105,6 +126,37 @@ class Composer:
             new.steps = chain.steps + [{**record, "question": new.question}]
             return new
         return None
+
+
+def _plain_nouns(chain: Chain) -> Chain | None:
+    """A copy whose described entities go by their head noun alone ('the director', not 'the
+    Hungarian film director'): the words that take a search to the answer's page are often
+    its own lead sentence's. None when no noun is longer than a word."""
+    plain = clone(chain)
+    nodes = [n for n in described_nodes(plain.root) if len(n.noun.split()) > 1]
+    for node in nodes:
+        node.noun = node.noun.split()[-1]
+    return plain if nodes else None
+
+
+def _elided(chain: Chain, store: FactStore) -> Chain | None:
+    """A copy in which each entity the question names through a typed relation ('who directed
+    Fritz the Cat'), on a page the chain quotes, goes by its lead's noun instead ('who
+    directed the 1972 American adult animated comedy film'): the solver must find that page
+    from its description, and the answer's page, which names the entity, is not found by
+    its name. None when no such entity has a noun of two words or more."""
+    new, pages, done = clone(chain), {e.url for e in chain.evidence()}, False
+    for _, c in new.clauses():
+        node = c.value
+        if not isinstance(node, Node) or not node.named or c.relation == "link" \
+                or node.url not in pages or len(store.noun(node.url).split()) < 2:
+            continue
+        lead = store.facts_of(node.url, "is_a")
+        if lead:
+            node.clauses.append(Clause("is_a", "out", Literal(store.noun(node.url), "string"),
+                                       "{v}", lead[0].evidence, node.url))
+            node.noun, done = "", True
+    return new if done else None
 
 
 def _new_literal(old: Chain, new: Chain) -> bool:

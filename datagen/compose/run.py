@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from datagen.compose.backend import TEMPLATE_WORDING, ComposeBackend
-from datagen.compose.compose import Composer
+from datagen.compose.compose import Composer, Outcome
 from datagen.compose.config import ComposeConfig
 from datagen.compose.validate import Validator
 from datagen.seeds import FactStore, Page, make_seeds, mine_pages, render_question, trace
@@ -164,7 +164,8 @@ def _compose(wh, cfg: ComposeConfig, backend: ComposeBackend, summary: ComposeSu
     seeds = [s for s in make_seeds(store, cfg.seed) if in_shard(s, cfg.seed, shard)]
     summary.seeds_total = len(seeds)
     existing, composed_parents = _existing(wh, backend.name)
-    composer = Composer(store, validator, backend, (cfg.hops_min, cfg.hops_max), cfg.max_steps)
+    composer = Composer(store, validator, backend, (cfg.hops_min, cfg.hops_max), cfg.max_steps,
+                        bridges_per_seed=cfg.bridges_per_seed)
     if _reached(cfg, summary, composed_parents):  # an earlier run already composed enough
         summary.composed_existing = len(composed_parents)
     start = 0
@@ -230,9 +231,9 @@ def _reached(cfg: ComposeConfig, summary: ComposeSummary, parents: set[str]) -> 
 class _SeedResult:
     seed_rec: QuestionRecord | None = None
     seed_reason: str = ""
-    composed: QuestionRecord | None = None
+    composed: list[QuestionRecord] = field(default_factory=list)
     skipped: bool = False           # composed by an earlier run
-    outcome: Any = None
+    outcomes: list[Outcome] = field(default_factory=list)
 
 
 def _batch(batch: list[Seed], cfg, backend, validator, composer, summary, existing,
@@ -256,16 +257,17 @@ def _batch(batch: list[Seed], cfg, backend, validator, composer, summary, existi
             records.append(res.seed_rec)
             summary.seeds_new += 1
         summary.composed_existing += res.skipped
-        if res.outcome is not None:
-            summary.rejected_steps.update(res.outcome.rejected)
-            if res.composed is None:
-                summary.not_composed[res.outcome.reason] += 1
-        rec = res.composed
-        if rec is not None and rec.question_id not in existing and (budget is None or budget > 0):
-            records.append(rec)
-            summary.composed += 1
-            summary.composed_by_hops[rec.hops] += 1
-            budget = None if budget is None else budget - 1
+        for outcome in res.outcomes:
+            summary.rejected_steps.update(outcome.rejected)
+            if outcome.chain is None:
+                summary.not_composed[outcome.reason] += 1
+        for rec in res.composed:
+            if rec.question_id not in existing and (budget is None or budget > 0):
+                records.append(rec)
+                existing.add(rec.question_id)   # two bridges may word the same question
+                summary.composed += 1
+                summary.composed_by_hops[rec.hops] += 1
+                budget = None if budget is None else budget - 1
     return records
 
 
@@ -326,12 +328,10 @@ def _one_seed(seed: Seed, cfg, backend: ComposeBackend, validator, composer, com
                          backend.name if worded else TEMPLATE_WORDING, cfg.seed)
     if seed_rec.question_id in composed_parents:
         return _SeedResult(seed_rec, skipped=True)
-    outcome = composer.compose(chain, rng)
-    composed = None
-    if outcome.chain is not None:
-        composed = to_record(outcome.chain, f"compose:{backend.name}", backend.name, cfg.seed,
-                             parent_id=seed_rec.question_id)
-    return _SeedResult(seed_rec, composed=composed, outcome=outcome)
+    outcomes = composer.compose_all(chain, rng)
+    composed = [to_record(o.chain, f"compose:{backend.name}", backend.name, cfg.seed,
+                          parent_id=seed_rec.question_id) for o in outcomes if o.chain]
+    return _SeedResult(seed_rec, composed=composed, outcomes=outcomes)
 
 
 def question_id(question: str, answer: str) -> str:

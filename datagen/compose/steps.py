@@ -38,7 +38,10 @@ def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
     used, out = chain_urls(chain), []
     evidence = chain.evidence()
     pages, quotes = {e.url for e in evidence}, {e.quote for e in evidence}
+    quoted = {id(c.value) for _, c in chain.clauses() if c.relation == "link"}
     for target, node in enumerate(chain.named_nodes()):
+        if id(node) in quoted:
+            continue   # the name in a quoted sentence: described there, it would not read
         for f, direction in _facts_about(node.url, store):
             other = f.object_url if direction == "out" else f.subject_url
             if other in used or f.value == chain.ask.answer or f.subject == chain.ask.answer \
@@ -95,7 +98,28 @@ def _link_templates(f: Fact) -> list[str]:
     s = with_slot(s.replace(f.value, "___"), bare(f.subject), "{v}")
     if s is None:
         return []
+    s = trim_cloze(s)
     return [f'that completes "{s}"', f'that fills the blank in "{s}"', f'missing from "{s}"']
+
+
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+_CLAUSE_END = re.compile(r";|, (?!and\b)|\s(?:from a|from the|which|who|whose|while|where|"
+                         r"although|but|after|before|when)\s")
+
+
+def trim_cloze(s: str) -> str:
+    """The cloze without what does not pin its blank: asides in parentheses, and the rest of
+    the sentence after the clause that holds the blank and the slot ('... directed by ___'
+    of '... directed by ___ from a screenplay by Peter Stone, based on ...'). A blank in a
+    list ('A, ___, C') keeps the list: cut short it would fit any of the items."""
+    s = _ASIDE.sub(lambda m: m.group(0) if "___" in m.group(0) or "{v}" in m.group(0)
+                   else "", s)
+    blank = s.find("___")
+    if re.search(r"(?:,|\band)\s*['\"]?$", s[:blank]) or re.match(r"['\"]?,", s[blank + 3:]):
+        return s
+    after = max(blank + 3, s.find("{v}") + 3)
+    m = _CLAUSE_END.search(s, after)
+    return s[:m.start()].rstrip(" ,") if m else s
 
 
 def fuzz_options(chain: Chain, rng: random.Random) -> list[StepOption]:

@@ -60,7 +60,16 @@ class Validator:
         unique = self._unique(chain)   # cheaper than the leak check, and fails more often
         if unique:
             return unique
-        return "answer_in_question" if _leaks(chain) else ""
+        return "answer_in_question" if _leaks(chain) or self._surname_leaks(chain) else ""
+
+    def _surname_leaks(self, chain: Chain) -> bool:
+        """Does the question name the answer's surname, where the answer is a person (its page
+        gives a birth)? '... was Bakshi's first live-action film' gives away Ralph Bakshi.
+        The verifiers' leak check cannot tell a person from 'Pacific Ocean'; the store can."""
+        url, words = chain.ask.answer_url or "", chain.ask.answer.split()
+        born = self.store.facts_of(url, "born_on") or self.store.facts_of(url, "born_year")
+        return bool(born) and len(words) >= 2 and len(words[-1]) > 3 and _names(
+            chain.question, words[-1])
 
     def shortcut(self, chain: Chain) -> bool:
         """Does one search of the question (k = 3, the agent's index) find the answer's page?

@@ -134,9 +134,7 @@ def _prose_facts(page: Page, sents: list[str], have: set[str]) -> list[Fact]:
     if sents:
         first = next((s for s in sents[:LEAD_WINDOW] if patterns.lead(s, page.title)), None)
         if first:
-            np, _, _ = patterns.lead(first, page.title)
-            facts.append(Fact(page.title, page.url, "is_a", np, "string",
-                              Evidence(page.url, first), "prose"))
+            facts += _lead_facts(page, first)
     for s in sents[:40]:
         if not patterns.about_subject(s, page.title):
             continue
@@ -146,6 +144,28 @@ def _prose_facts(page: Page, sents: list[str], have: set[str]) -> list[Fact]:
             rel, year, _ = found
             facts.append(Fact(page.title, page.url, rel, str(year), "year",
                               Evidence(page.url, s), "prose", typed=year))
+    return facts
+
+
+def _lead_facts(page: Page, first: str) -> list[Fact]:
+    """The lead sentence's facts: what the subject is, and what it states in passing: a
+    person's years ('(born 1976)', '(1845–1915)') and nationality ('an American actor'),
+    the year a work came out ('a 2010 documentary film')."""
+    np, head, _ = patterns.lead(first, page.title)
+    ev = Evidence(page.url, first)
+    facts = [Fact(page.title, page.url, "is_a", np, "string", ev, "prose")]
+    years = [] if patterns.PAREN_DATES.search(first) else patterns.paren_years(first)
+    facts += [Fact(page.title, page.url, rel, str(y), "year", ev, "prose", typed=y)
+              for rel, y in years]
+    person = bool(years or patterns.PAREN_DATES.search(first))
+    nationality = patterns.demonym(np) if person else ""
+    if nationality:
+        facts.append(Fact(page.title, page.url, "nationality", nationality, "string", ev,
+                          "prose"))
+    work = patterns.lead_year(np, head)
+    if work:
+        facts.append(Fact(page.title, page.url, work[0], str(work[1]), "year", ev, "prose",
+                          typed=work[1]))
     return facts
 
 
@@ -179,12 +199,45 @@ def _link_facts(page: Page, sents: list[str], titles: dict[str, str]) -> list[Fa
                 continue  # a bare list item (an index page), 'She' on a man's page, a title
                 #   that is a month ('December') or a word ('To'), or part of a quoted title
                 #   ('Ride' in the album "Enjoy the Ride")
-            if _whole_name(name, s) and not _in_list(name, s, titles.values()):
+            if _whole_name(name, s) and not _in_list(name, s, titles.values()) \
+                    and not _another_work(target, name, s):
                 done.add(url)
-                facts.append(Fact(page.title, page.url, "link", name, "entity",
-                                  Evidence(page.url, s), "link", url, sentence=s))
+                facts.append(Fact(page.title, page.url, _role(name, s, page.title), name,
+                                  "entity", Evidence(page.url, s), "link", url, sentence=s))
                 break
     return facts
+
+
+_ROLE = re.compile(r"\b(?P<verb>directed|written|produced|created|founded|composed|developed|"
+                   r"published|designed)\s+by\s+$|\b(?P<work>novel|book|poem|play|memoir|"
+                   r"biography)\s+by\s+$")
+_WORKS = {"film", "album", "song", "single", "novel", "book", "play", "TV series", "musical",
+          "soundtrack", "magazine", "EP", "poem", "opera"}
+
+
+def _role(name: str, sentence: str, title: str) -> str:
+    """The relation a sentence about the page's subject states between it and the page it
+    names, where its words say which and the name stands alone ('directed by ___' ->
+    directed_by, 'a novel by ___' -> written_by); 'link' otherwise."""
+    at = sentence.find(name)
+    after = sentence[at + len(name):]
+    m = _ROLE.search(sentence[:at])
+    alone = not re.match(r"\s*(?:,\s*[A-Z]|and\s+[A-Z\"]|&)", after) and not re.search(r"\band\s+\w+$|,\s*\w+$",
+                                                                       sentence[:m.start()]
+                                                                       if m else "")
+    if not m or not alone or not patterns.about_subject(sentence, title):
+        return "link"
+    return f"{m.group('verb')}_by" if m.group("verb") else "written_by"
+
+
+def _another_work(target: str, name: str, sentence: str) -> bool:
+    """A page on a work ('Waste Land (film)') named by its bare title ('Waste Land') outside
+    quotes: more often another work or a place of that name than this one."""
+    kind = re.search(r"\(([^()]*)\)$", target)
+    words = kind.group(1).split() if kind else []
+    if not words or not (words[-1] in _WORKS or " ".join(words[-2:]) in _WORKS):
+        return False
+    return f'"{name}"' not in sentence and name != target
 
 
 _CALENDAR = frozenset(patterns.MONTH_NAMES + "Monday Tuesday Wednesday Thursday Friday "
@@ -214,17 +267,21 @@ def _other_gender(text: str) -> tuple[str, ...]:
 
 
 def _whole_name(name: str, sentence: str) -> bool:
-    """'Maria' in 'Maria Barbara Bach' or 'United' in 'United States' is part of a longer
-    name, not a mention of the page 'Maria'."""
+    """'Maria' in 'Maria Barbara Bach', 'United' in 'United States', 'World Soccer' in 'World
+    Soccer: Winning Eleven' or 'Wonder Boy' in 'Mohammed "Wonder Boy" Shahid' is part of a
+    longer name, not a mention of the page 'Maria'."""
     at = sentence.find(name)
     after = sentence[at + len(name):].lstrip(" ")
     before = sentence[:at].rstrip(" ").split(" ")[-1] if sentence[:at].strip() else ""
+    nickname = re.search(r"[A-Z]\w+ \"$", sentence[:at]) and re.match(r"\" [A-Z]",
+                                                                      sentence[at + len(name):])
     return not (after[:1].isupper() and sentence[at + len(name):at + len(name) + 1] == " ") and \
-        not (before[:1].isupper() and before[-1:].isalpha() and sentence[:at].endswith(" "))
+        not (before[:1].isupper() and before[-1:].isalpha() and sentence[:at].endswith(" ")) \
+        and not re.match(r": [A-Z]", sentence[at + len(name):]) and not nickname
 
 
 def _in_list(name: str, sentence: str, all_titles: Iterable[str]) -> bool:
     """Is `name` one item of an enumeration ('A, B and C') of names? Its answer is not unique."""
     at = sentence.find(name)
-    around = sentence[max(0, at - 3):at] + "|" + sentence[at + len(name):at + len(name) + 5]
-    return bool(re.search(r",\s*\||\|\s*,|\band\s*\||\|\s*and\b|\|\s*or\b", around))
+    around = sentence[max(0, at - 5):at] + "|" + sentence[at + len(name):at + len(name) + 7]
+    return bool(re.search(r",\s*\||\|\s*,|\band\s*\||\|\s*(?:and|or)\s+[A-Z\"]", around))

@@ -118,3 +118,67 @@ def year_verb(sentence: str) -> tuple[str, int, str] | None:
     if not m:
         return None
     return YEAR_VERBS[m.group("verb")], int(m.group("year")), m.group("verb")
+
+
+# demonyms a lead sentence opens its noun phrase with, and the country each names (an answer's
+# alias: 'American' is also right as 'United States')
+DEMONYMS = {"American": "United States", "English": "England", "British": "United Kingdom",
+            "French": "France", "Italian": "Italy", "German": "Germany", "Indian": "India",
+            "Japanese": "Japan", "Australian": "Australia", "Irish": "Ireland",
+            "Polish": "Poland", "Chinese": "China", "Filipino": "Philippines",
+            "Canadian": "Canada", "Soviet": "Soviet Union", "Pakistani": "Pakistan",
+            "Armenian": "Armenia", "Chilean": "Chile", "Argentine": "Argentina",
+            "Russian": "Russia", "Finnish": "Finland", "Mexican": "Mexico",
+            "Jamaican": "Jamaica", "Scottish": "Scotland", "Icelandic": "Iceland",
+            "Austrian": "Austria", "Uruguayan": "Uruguay", "Hungarian": "Hungary",
+            "Brazilian": "Brazil", "Welsh": "Wales", "Yugoslav": "Yugoslavia",
+            "Czech": "Czech Republic", "Spanish": "Spain", "Portuguese": "Portugal",
+            "Dutch": "Netherlands", "Swedish": "Sweden", "Norwegian": "Norway",
+            "Danish": "Denmark", "Greek": "Greece", "Turkish": "Turkey", "Korean": "Korea",
+            "Egyptian": "Egypt", "Nigerian": "Nigeria", "Israeli": "Israel",
+            "Iranian": "Iran", "Belgian": "Belgium", "Swiss": "Switzerland",
+            "Romanian": "Romania", "Ukrainian": "Ukraine", "Croatian": "Croatia",
+            "Serbian": "Serbia", "Bulgarian": "Bulgaria", "Slovak": "Slovakia",
+            "Colombian": "Colombia", "Peruvian": "Peru", "Venezuelan": "Venezuela",
+            "Cuban": "Cuba", "Thai": "Thailand", "Vietnamese": "Vietnam",
+            "Indonesian": "Indonesia", "Malaysian": "Malaysia", "Singaporean": "Singapore",
+            "Taiwanese": "Taiwan", "Lebanese": "Lebanon", "Ghanaian": "Ghana",
+            "Kenyan": "Kenya", "Estonian": "Estonia", "Latvian": "Latvia",
+            "Lithuanian": "Lithuania", "Slovenian": "Slovenia", "Georgian": "Georgia",
+            "Bangladeshi": "Bangladesh", "Sri Lankan": "Sri Lanka", "Nepali": "Nepal",
+            "South African": "South Africa", "New Zealand": "New Zealand"}
+_LEAD_YEAR = re.compile(r"^(?:(?:a|an|the)\s+)?(1[5-9]\d{2}|20\d{2})\s+\S")
+# a work's kind (its head noun's last word) -> the year relation its lead year is
+WORK_YEARS = {**dict.fromkeys("film movie documentary album single song EP soundtrack "
+                              "game sitcom musical opera".split(), "released_year"),
+              **dict.fromkeys("novel book memoir poem collection comic manga magazine "
+                              "newspaper".split(), "published_year")}
+_PAREN_YEARS = re.compile(r"\((?:born\s+(?P<born>1\d{3}|20\d{2})|(?P<a>1\d{3})\s*[–-]\s*"
+                          r"(?P<b>1\d{3}|20\d{2}))\)")
+
+
+def demonym(np: str) -> str:
+    """The nationality a lead noun phrase opens with ('American' of 'an American film
+    director'); '' when it opens otherwise or with a mixed one ('British-American')."""
+    words = re.sub(r"^(?:a|an|the)\s+", "", np).split()
+    two = " ".join(words[:2])
+    found = two if two in DEMONYMS else words[0] if words and words[0] in DEMONYMS else ""
+    return found if DEMONYMS.get(found) else ""
+
+
+def lead_year(np: str, head: str) -> tuple[str, int] | None:
+    """(relation, year) of a work's lead ('a 2010 American documentary film'): the year it
+    came out, by the kind of work its head noun names; None for other leads."""
+    m = _LEAD_YEAR.match(np)
+    relation = WORK_YEARS.get(head.split()[-1]) if m and head else None
+    return (relation, int(m.group(1))) if relation else None
+
+
+def paren_years(sentence: str) -> list[tuple[str, int]]:
+    """[(born_year, y), (died_year, y)] of a lead's '(born 1976)' or '(1845–1915)'."""
+    m = _PAREN_YEARS.search(sentence)
+    if not m:
+        return []
+    if m.group("born"):
+        return [("born_year", int(m.group("born")))]
+    return [("born_year", int(m.group("a"))), ("died_year", int(m.group("b")))]

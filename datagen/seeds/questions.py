@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from datagen.seeds import wording
 from datagen.seeds.chain import Ask, Chain, Clause, Literal, Node
+from datagen.seeds.patterns import DEMONYMS
 from datagen.seeds.records import ANSWER_TYPE_OF_KIND, Fact
 from datagen.seeds.store import FactStore
 from warehouse import content_id
@@ -84,15 +85,23 @@ def _seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
     templates = wording.templates_for(f.relation, prose=f.source == "prose")
     if not templates:
         return None
-    root = Node(bare(f.subject), f.subject_url, store.noun(f.subject_url))
+    root = Node(bare(f.subject), f.subject_url, _without(store.noun(f.subject_url), f.value))
     noun = store.noun(f.object_url)
     usable = [t for t in templates if noun or "{an}" not in t]
     if not usable:  # every wording names the answer's kind, and its page was not crawled
         return None
+    country = DEMONYMS.get(f.value, "") if f.relation == "nationality" else ""
     ask = Ask(f.relation, rng.choice(usable), f.value, ANSWER_TYPE_OF_KIND[f.value_type],
-              f.evidence, f.object_url, answer_noun=noun,
+              f.evidence, f.object_url, aliases=(country,) if country else (), answer_noun=noun,
               verb=wording.YEAR_VERB_RELATIONS.get(f.relation, ""))
     return Chain(ask, root)
+
+
+def _without(noun: str, value: str) -> str:
+    """The entity's noun without the answer in it: 'film director', not 'American film
+    director', when the question asks for its nationality ('2010 film' likewise for a year)."""
+    words = [w for w in noun.split() if w != value]
+    return " ".join(words) if len(words) < len(noun.split()) else noun
 
 
 def literal_of(f: Fact) -> Literal:
@@ -117,7 +126,7 @@ def is_a_clause(f: Fact, store: FactStore) -> Clause:
     (so a later INJECT can describe it in turn)."""
     np = f.value
     for link in store.by_subject.get(f.subject_url, []):
-        if link.relation == "link" and link.object_url and re.search(
+        if link.source == "link" and link.object_url and re.search(
                 r"(?<!\w)" + re.escape(link.value) + r"(?!\w)", np):
             template = np.replace(link.value, "{v}", 1)
             target = Node(bare(link.value), link.object_url, store.noun(link.object_url))

@@ -1,0 +1,131 @@
+"""Bridges on encyclopedic text: what the lead sentences state (years, nationality, who made
+a work), the typed relations a bridge is worded with, and several questions per seed, each
+through another page. Pages are written here in the shape of Wikipedia's first paragraphs."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from datagen.compose.compose import Composer, _elided
+from datagen.compose.embedded import EmbeddedBackend
+from datagen.compose.steps import trim_cloze
+from datagen.compose.validate import Validator
+from datagen.seeds import FactStore, make_seeds, mine_pages
+from datagen.seeds.chain import render_question
+from datagen.seeds.records import Page
+
+BASE = "http://site.test/"
+PAGES = {
+    "Ralph Bakshi": "Ralph Bakshi (born 1938) is an American director of animated and "
+                    "live-action films. He began his career at Terrytoons.",
+    "Fritz the Cat (film)": 'Fritz the Cat is a 1972 American adult animated comedy film '
+                            'written and directed by Ralph Bakshi. It was the first animated '
+                            'film to receive an X rating.',
+    "Heavy Traffic": "Heavy Traffic is a 1973 American live-action animated film directed "
+                     "by Ralph Bakshi and produced by Steve Krantz.",
+    "Wizards (film)": "Wizards is a 1977 American animated science fantasy film written, "
+                      "produced and directed by Ralph Bakshi.",
+    "Steve Krantz": "Steve Krantz (May 20, 1923 – January 4, 2007) was an American film "
+                    "producer and writer.",
+}
+
+
+def _page(title: str, text: str) -> Page:
+    url = BASE + title.replace(" ", "_")
+    links = tuple((BASE + t.replace(" ", "_"), t.split(" (")[0]) for t in PAGES
+                  if t != title and t.split(" (")[0] in text)
+    return Page(url, title, text, "", links)
+
+
+@pytest.fixture(scope="module")
+def store() -> FactStore:
+    pages = [_page(t, x) for t, x in PAGES.items()]
+    return FactStore(mine_pages(pages), {p.url: p.title for p in pages})
+
+
+def _facts(store: FactStore, title: str) -> dict[str, str]:
+    return {f.relation: f.value for f in store.by_subject[BASE + title.replace(" ", "_")]}
+
+
+def test_lead_sentences_state_years_nationality_and_makers(store):
+    bakshi = _facts(store, "Ralph Bakshi")
+    assert bakshi["born_year"] == "1938" and bakshi["nationality"] == "American"
+    fritz = _facts(store, "Fritz the Cat (film)")
+    assert fritz["released_year"] == "1972"
+    assert fritz["directed_by"] == "Ralph Bakshi"   # 'written and directed by': one person
+    heavy = _facts(store, "Heavy Traffic")
+    assert heavy["directed_by"] == "Ralph Bakshi" and heavy["produced_by"] == "Steve Krantz"
+    assert "nationality" not in fritz   # a work's lead names a nationality, not a person's
+
+
+def test_nationality_asks_hide_the_nationality_and_accept_the_country(store):
+    seeds = [s for s in make_seeds(store) if s.chain.ask.relation == "nationality"]
+    assert seeds, "a person's lead gives a nationality seed"
+    chain = seeds[0].chain
+    question = render_question(chain)
+    assert "American" not in question and chain.ask.aliases == ("United States",)
+
+
+def test_a_named_maker_in_a_list_is_no_typed_relation():
+    pages = [_page("Heavy Traffic", "Heavy Traffic is a 1973 film directed by Ralph Bakshi "
+                                    "and Steve Krantz."),
+             _page("Ralph Bakshi", PAGES["Ralph Bakshi"])]
+    facts = mine_pages(pages)
+    assert not {f.relation for f in facts if f.value == "Ralph Bakshi"} - {"link"}
+
+
+@pytest.mark.parametrize("cloze, trimmed", [
+    ('{v} (Swedish: "Livets") is a 1913 film directed by ___ from a screenplay by Peter Stone',
+     "{v} is a 1913 film directed by ___"),
+    ("{v} stars Robert Morse, ___, Don Ameche and Joey Wong", None),   # a list keeps its items
+    ("{v} was the best friend of ___", None),
+])
+def test_a_cloze_keeps_the_clause_of_its_blank(cloze, trimmed):
+    assert trim_cloze(cloze) == (trimmed or cloze)
+
+
+def _composer(store: FactStore, per_seed: int) -> Composer:
+    validator = Validator(store, {})   # no search: uniqueness and shortcuts not judged here
+    validator.page_texts = _texts()
+    return Composer(store, validator, EmbeddedBackend(fuzz_rate=0.0), (2, 2),
+                    bridges_per_seed=per_seed)
+
+
+def _texts() -> dict[str, str]:
+    return {BASE + t.replace(" ", "_"): " ".join(x.split()) for t, x in PAGES.items()}
+
+
+def test_a_seed_is_composed_once_per_page_that_names_its_entity(store):
+    seed = next(s for s in make_seeds(store) if s.chain.ask.relation == "born_year")
+    outcomes = _composer(store, 3).compose_all(seed.chain, random.Random(0))
+    chains = [o.chain for o in outcomes if o.chain]
+    bridges = Counter(c.evidence()[0].url for c in chains)
+    assert len(chains) == 3 and len(bridges) == 3, [o.reason for o in outcomes]
+    for c in chains:
+        assert c.hops == 2 and "Bakshi" not in c.question, c.question
+    assert len(_composer(store, 1).compose_all(seed.chain, random.Random(0))) == 1
+
+
+def test_an_entity_named_through_a_typed_relation_can_go_by_its_description(store):
+    seed = next(s for s in make_seeds(store) if s.chain.ask.relation == "born_year")
+    chains = [o.chain for o in _composer(store, 3).compose_all(seed.chain, random.Random(0))]
+    typed = next(c for c in chains if c and "Fritz the Cat" in c.question)
+    elided = _elided(typed, store)
+    assert elided is not None
+    question = render_question(elided)
+    assert "Fritz the Cat" not in question and "1972 American adult animated comedy film" \
+        in question, question
+    assert elided.hops == 2
+
+
+def test_a_question_naming_the_answers_surname_is_rejected(store):
+    seed = next(s for s in make_seeds(store) if s.chain.ask.relation == "directed_by"
+                and s.chain.ask.answer == "Ralph Bakshi")
+    validator = _composer(store, 1).validator
+    seed.chain.question = render_question(seed.chain)
+    assert validator.check(seed.chain) == "", seed.chain.question
+    seed.chain.question = "Who directed the film that followed Bakshi's Fritz the Cat?"
+    assert validator.check(seed.chain) == "answer_in_question"
