@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from datagen.compose.backend import TEMPLATE_WORDING, ComposeBackend
+from datagen.compose.compare import SHARE, Side, comparisons, side_of
 from datagen.compose.compose import Composer, Outcome
 from datagen.compose.config import ComposeConfig
 from datagen.compose.validate import Validator
@@ -59,6 +60,7 @@ class ComposeSummary:
     composed: int = 0               # composed this run
     composed_existing: int = 0      # seeds already composed by an earlier run (skipped)
     composed_by_hops: Counter = field(default_factory=Counter)
+    compared: int = 0               # of the composed, comparisons (compose/compare.py)
     not_composed: Counter = field(default_factory=Counter)
     rejected_steps: Counter = field(default_factory=Counter)
     seeds_done: int = 0
@@ -168,12 +170,12 @@ def _compose(wh, cfg: ComposeConfig, backend: ComposeBackend, summary: ComposeSu
                         bridges_per_seed=cfg.bridges_per_seed)
     if _reached(cfg, summary, composed_parents):  # an earlier run already composed enough
         summary.composed_existing = len(composed_parents)
-    start = 0
+    start, sides = 0, []
     while start < len(seeds) and not _reached(cfg, summary, composed_parents):
         batch = seeds[start:start + _batch_size(cfg, backend, summary, composed_parents)]
         start += len(batch)
         records = _batch(batch, cfg, backend, validator, composer, summary, existing,
-                         composed_parents)
+                         composed_parents, sides)
         if records and shard:  # another shard may have committed the same question since
             records = _not_stored(wh, records, existing)
         if records:
@@ -183,7 +185,28 @@ def _compose(wh, cfg: ComposeConfig, backend: ComposeBackend, summary: ComposeSu
         summary.elapsed_s = time.perf_counter() - t0
         if progress:
             progress(summary)
+    _compare(wh, cfg, backend, validator, summary, existing, sides)
     summary.elapsed_s = time.perf_counter() - t0
+
+
+def _compare(wh, cfg: ComposeConfig, backend: ComposeBackend, validator, summary, existing,
+             sides: list[Side]) -> None:
+    """The run's comparisons, in one commit, at most `compare.SHARE` of its multi-page
+    questions (and within max_questions)."""
+    bridges = sum(n for hops, n in summary.composed_by_hops.items() if hops >= 2)
+    limit = int(bridges * SHARE / (1 - SHARE))
+    if cfg.max_questions is not None:
+        limit = min(limit, max(0, cfg.max_questions - summary.composed))
+    records = [r for r in comparisons(sides, validator, f"compose:{backend.name}", backend.name,
+                                      cfg.seed, limit, (cfg.hops_min, cfg.hops_max))
+               if r.question_id not in existing]
+    if records:
+        wh.append(records, run_id=summary.run_id)
+        existing.update(r.question_id for r in records)
+    summary.composed += len(records)
+    summary.compared = len(records)
+    for r in records:
+        summary.composed_by_hops[r.hops] += 1
 
 
 def _search_uniqueness(cfg: ComposeConfig, store: FactStore, pages: list[Page]) -> bool:
@@ -234,10 +257,11 @@ class _SeedResult:
     composed: list[QuestionRecord] = field(default_factory=list)
     skipped: bool = False           # composed by an earlier run
     outcomes: list[Outcome] = field(default_factory=list)
+    chains: list[Chain] = field(default_factory=list)   # the seed's and its composed ones
 
 
 def _batch(batch: list[Seed], cfg, backend, validator, composer, summary, existing,
-           composed_parents) -> list[QuestionRecord]:
+           composed_parents, sides: list[Side]) -> list[QuestionRecord]:
     """Rows of one batch: each valid seed, and its composed question (in seed order, also
     when a backend with max_concurrency > 1 composes the seeds on threads)."""
     budget = None if cfg.max_questions is None else max(
@@ -253,6 +277,8 @@ def _batch(batch: list[Seed], cfg, backend, validator, composer, summary, existi
             summary.seeds_rejected[res.seed_reason] += 1
             continue
         summary.seeds += 1
+        sides.extend(filter(None, (side_of(c, composer.store.noun(c.root.url))
+                                   for c in res.chains)))
         if res.seed_rec.question_id not in existing:
             records.append(res.seed_rec)
             summary.seeds_new += 1
@@ -326,12 +352,14 @@ def _one_seed(seed: Seed, cfg, backend: ComposeBackend, validator, composer, com
         return _SeedResult(seed_reason=reason)
     seed_rec = to_record(chain, f"seed:{seed.source}",
                          backend.name if worded else TEMPLATE_WORDING, cfg.seed)
+    outcomes = composer.compose_all(chain, rng)   # also when stored: comparisons pair them
     if seed_rec.question_id in composed_parents:
-        return _SeedResult(seed_rec, skipped=True)
-    outcomes = composer.compose_all(chain, rng)
+        return _SeedResult(seed_rec, skipped=True, chains=[chain] + [o.chain for o in outcomes
+                                                                  if o.chain])
     composed = [to_record(o.chain, f"compose:{backend.name}", backend.name, cfg.seed,
                           parent_id=seed_rec.question_id) for o in outcomes if o.chain]
-    return _SeedResult(seed_rec, composed=composed, outcomes=outcomes)
+    return _SeedResult(seed_rec, composed=composed, outcomes=outcomes,
+                       chains=[chain] + [o.chain for o in outcomes if o.chain])
 
 
 def question_id(question: str, answer: str) -> str:

@@ -50,6 +50,8 @@ def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
             bridged = direction == "in" and node.url in pages
             if f.evidence.url not in pages and not bridged:
                 continue  # a page no earlier page names: found by search, not by a bridge
+            if bridged and _born_after(store, node.url, f.subject_url):
+                continue  # a namesake: the person born 1954 did not direct a 1958 film
             templates = _templates(f, direction)
             if not templates or (f.relation != "is_a" and not node.noun) or (
                     f.relation == "link" and "___" in chain.question):
@@ -62,6 +64,19 @@ def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
                                           "out" else f.subject, "url": f.evidence.url}))
     rng.shuffle(out)
     return out
+
+
+_WORK_YEARS = ("released_year", "published_year", "founded_year", "built_year")
+
+
+def _born_after(store: FactStore, person: str, work: str) -> bool:
+    """Was the person born less than ten years before the work's year (so a page naming
+    them on the work's page names someone else of the same name)?"""
+    births = [int(str(f.typed)[:4]) for rel in ("born_on", "born_year")
+              for f in store.facts_of(person, rel) if f.typed]
+    years = [f.typed for rel in _WORK_YEARS for f in store.facts_of(work, rel)
+             if isinstance(f.typed, int)]
+    return bool(births and years) and births[0] > years[0] - 10
 
 
 def _lead_of_ask(f: Fact, chain: Chain) -> bool:

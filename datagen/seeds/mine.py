@@ -225,19 +225,28 @@ def _role(name: str, sentence: str, title: str) -> str:
     alone = not re.match(r"\s*(?:,\s*[A-Z]|and\s+[A-Z\"]|&)", after) and not re.search(r"\band\s+\w+$|,\s*\w+$",
                                                                        sentence[:m.start()]
                                                                        if m else "")
-    if not m or not alone or not patterns.about_subject(sentence, title):
-        return "link"
+    relative = m and re.search(r"\b(?:which|who|whose|that)\b[^,]*$", sentence[:m.start()])
+    if not m or not alone or relative or not patterns.about_subject(sentence, title):
+        return "link"   # '..., which was created by ___' is about the thing before 'which'
     return f"{m.group('verb')}_by" if m.group("verb") else "written_by"
 
 
 def _another_work(target: str, name: str, sentence: str) -> bool:
     """A page on a work ('Waste Land (film)') named by its bare title ('Waste Land') outside
-    quotes: more often another work or a place of that name than this one."""
+    quotes, or in a sentence about another kind of work ('her Broadway debut in "Chicago"'
+    for 'Chicago (2002 film)'): more often another work or a place of that name."""
     kind = re.search(r"\(([^()]*)\)$", target)
     words = kind.group(1).split() if kind else []
     if not words or not (words[-1] in _WORKS or " ".join(words[-2:]) in _WORKS):
         return False
-    return f'"{name}"' not in sentence and name != target
+    other = _OTHER_KINDS.get(words[-1], ())
+    clash = words[-1] not in sentence and any(w in sentence for w in other)
+    return (f'"{name}"' not in sentence and name != target) or clash
+
+
+_OTHER_KINDS = {"film": ("Broadway", "musical", "stage", "novel", "song", "album", "play "),
+                "album": ("film", "novel", "Broadway"), "song": ("film", "novel", "Broadway"),
+                "novel": ("film", "album", "song", "Broadway")}
 
 
 _CALENDAR = frozenset(patterns.MONTH_NAMES + "Monday Tuesday Wednesday Thursday Friday "

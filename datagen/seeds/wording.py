@@ -64,6 +64,7 @@ ASKS: dict[str, list[str]] = {
               "To what genre does {e} belong?", "{e} belongs to which genre?"],
     # prose relations (real pages)
     "died_on": ["When did {e} die?", "On what date did {e} die?", "What is the date of death of {e}?"],
+    "died_year": ["In what year did {e} die?", "When did {e} die?", "{e} died in which year?"],
     "nationality": ["What is the nationality of {e}?", "Of which nationality is {e}?",
                     "{e} is of what nationality?"],
     "year_verb": ["In what year was {e} {verb}?", "When was {e} {verb}?",
@@ -89,8 +90,8 @@ def templates_for(relation: str, prose: bool = False) -> list[str]:
     """Ask templates of a relation ([] when it is not asked)."""
     if relation in NOT_ASKED:
         return []
-    if prose and relation in YEAR_VERB_RELATIONS:
-        return ASKS["year_verb"]
+    if prose and relation in YEAR_VERB_RELATIONS and relation not in ASKS:
+        return ASKS["year_verb"]   # 'was died' does not read: died_year has its own
     return ASKS.get(relation) or (ASKS["year_verb"] if relation in YEAR_VERB_RELATIONS else [])
 
 
@@ -162,6 +163,8 @@ CLAUSES: dict[tuple[str, str], list[str]] = {
     ("pages", "out"): ["that runs to {v} pages", "with {v} pages", "spanning {v} pages"],
     ("currency", "out"): ["whose currency is the {v}", "where people pay with the {v}",
                           "that uses the {v}"],
+    ("born_year", "out"): ["born {v}", "who was born {v}", "whose birth came {v}"],
+    ("died_year", "out"): ["who died {v}", "whose death came {v}", "who passed away {v}"],
     ("year_verb", "out"): ["{verb} {v}", "which was {verb} {v}", "first {verb} {v}"],
 }
 

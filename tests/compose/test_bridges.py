@@ -9,11 +9,12 @@ from collections import Counter
 
 import pytest
 
+from datagen.compose.compare import comparisons, side_of
 from datagen.compose.compose import Composer, _elided
 from datagen.compose.embedded import EmbeddedBackend
-from datagen.compose.steps import trim_cloze
+from datagen.compose.steps import inject_options, trim_cloze
 from datagen.compose.validate import Validator
-from datagen.seeds import FactStore, make_seeds, mine_pages
+from datagen.seeds import FactStore, make_seeds, mine_pages, wording
 from datagen.seeds.chain import render_question
 from datagen.seeds.records import Page
 
@@ -30,6 +31,8 @@ PAGES = {
                       "produced and directed by Ralph Bakshi.",
     "Steve Krantz": "Steve Krantz (May 20, 1923 – January 4, 2007) was an American film "
                     "producer and writer.",
+    "Gregory La Cava": "Gregory La Cava (March 10, 1892 – March 1, 1952) was an American "
+                       "film director.",
 }
 
 
@@ -129,3 +132,47 @@ def test_a_question_naming_the_answers_surname_is_rejected(store):
     assert validator.check(seed.chain) == "", seed.chain.question
     seed.chain.question = "Who directed the film that followed Bakshi's Fritz the Cat?"
     assert validator.check(seed.chain) == "answer_in_question"
+
+
+def test_a_namesake_born_after_the_work_is_no_bridge_and_died_years_read():
+    pages = [_page("I Was All His", "I Was All His is a 1958 West German drama film directed "
+                                    "by Wolfgang Becker."),
+             _page("Wolfgang Becker", "Wolfgang Becker (born 22 June 1954) is a German film "
+                                      "director and writer.")]
+    pages[0] = Page(pages[0].url, pages[0].title, pages[0].text, "",
+                    ((BASE + "Wolfgang_Becker", "Wolfgang Becker"),))
+    store = FactStore(mine_pages(pages), {p.url: p.title for p in pages})
+    seed = next(s for s in make_seeds(store) if s.chain.ask.relation == "born_on")
+    options = inject_options(seed.chain, store, {id(f): i for i, f in enumerate(store.facts)},
+                             random.Random(0))
+    assert not [o for o in options if o.new_page]
+    assert all("was died" not in t and "was {e} died" not in t
+               for t in wording.templates_for("died_year", prose=True))
+
+
+def test_a_maker_named_in_a_relative_clause_is_not_the_pages():
+    pages = [_page("Where's Walter", "Where's Walter is an online series by Drake Bell created "
+                                     "as a continuation of Drake & Josh, which was created by "
+                                     "Dan Schneider."),
+             _page("Dan Schneider", "Dan Schneider (born January 14, 1966) is an American actor.")]
+    pages[0] = Page(pages[0].url, pages[0].title, pages[0].text, "",
+                    ((BASE + "Dan_Schneider", "Dan Schneider"),))
+    assert "created_by" not in {f.relation for f in mine_pages(pages)}
+
+
+def test_a_comparison_asks_for_its_described_side_and_quotes_every_page(store):
+    composer, rng, sides = _composer(store, 3), random.Random(0), []
+    for seed in make_seeds(store):
+        seed.chain.question = render_question(seed.chain)
+        chains = [seed.chain] + [o.chain for o in composer.compose_all(seed.chain, rng) if o.chain]
+        sides += [side_of(c, store.noun(c.root.url)) for c in chains]
+    records = comparisons([s for s in sides if s], composer.validator, "compose:embedded",
+                          "embedded", 0, 10, (2, 4))
+    assert records
+    for r in records:   # Bakshi (1938), described through a film, against La Cava (1892)
+        assert r.hop_kind == "comparison" and r.answer == "Ralph Bakshi", r.question
+        assert "Bakshi" not in r.question and "Gregory La Cava" in r.question
+        assert "later" in r.question or "recently" in r.question, r.question
+        assert r.hops == 3 and r.answer in r.evidence[-1].quote
+    assert not comparisons([s for s in sides if s], composer.validator, "compose:embedded",
+                           "embedded", 0, 10, (2, 2))   # 3 pages: over hops_max 2

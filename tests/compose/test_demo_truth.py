@@ -110,10 +110,13 @@ def test_composed_questions_are_right_and_unique_by_ground_truth(demo_site, comp
     bad = []
     for r in multi:
         trace = json.loads(r["trace"])
-        problems = _worded(trace["root"], r["question"])
-        answers = truth.answers(trace)
-        if answers != {r["answer"]}:
-            problems.append(f"answers by ground truth: {sorted(answers)[:3]}")
+        problems = []
+        for side in _chains(trace):   # a comparison: each side's description and date
+            problems += _worded(side["root"], r["question"])
+            answers = truth.answers(side)
+            want = side["ask"]["answer"] if "sides" in trace else r["answer"]
+            if answers != {want}:
+                problems.append(f"answers by ground truth: {sorted(answers)[:3]}")
         if problems:
             bad.append((r["question"], r["answer"], problems))
     assert len(bad) <= 0.01 * len(multi), bad[:5]
@@ -135,6 +138,11 @@ def test_every_quote_is_verbatim_and_no_answer_is_in_its_question(composed):
         assert len({e["url"] for e in r["evidence"]}) == r["hops"]
 
 
+def _chains(trace: dict) -> list[dict]:
+    """The chain traces of a stored question: its own, or a comparison's two sides."""
+    return trace["sides"] if "sides" in trace else [trace]
+
+
 def _shape(question: str, trace: dict) -> str:
     names = []
 
@@ -145,7 +153,8 @@ def _shape(question: str, trace: dict) -> str:
             names.extend([v["literal"], v["fuzzed"] or ""] if "literal" in v else [])
             if "literal" not in v:
                 walk(v)
-    walk(trace["root"])
+    for side in _chains(trace):
+        walk(side["root"])
     for n in sorted(filter(None, names), key=len, reverse=True):
         question = question.replace(n, "<X>")
     return re.sub(r"\d[\d,]*", "<N>", question)

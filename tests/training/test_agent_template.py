@@ -116,3 +116,37 @@ def test_the_context_budget_is_the_models(tiny_model_dir):
     engine = TemplateEngine(tok, ["<search>Varo bridge</search>"] * 8, prompt + 90)
     traj = asyncio.run(agent.run_episode(engine, ITEM))
     assert traj.info.agent.overflow and len(traj.prompt_ids + traj.output_ids) <= prompt + 90
+
+
+TWO_PAGES = {
+    "http://w/mirage": ("Mirage (1965 film)", "Mirage is a 1965 thriller directed by Edward "
+                        "Dmytryk from a screenplay by Peter Stone."),
+    "http://w/dmytryk": ("Edward Dmytryk", "Edward Dmytryk (September 4, 1908 – July 1, 1999) "
+                         "was a Canadian-born American film director."),
+}
+TWO_PAGE_ITEM = TrainItem("q2", "When was the director who directed Mirage born?",
+                          "September 4, 1908", (), "hard", 0.2)
+TWO_PAGE_TURNS = ["<search>Mirage 1965 thriller director</search>",
+                  "<open>http://w/mirage</open>",
+                  "<search>Edward Dmytryk</search>",
+                  "<open>http://w/dmytryk</open>",
+                  "<answer>September 4, 1908</answer>"]
+
+
+def test_a_two_page_episode_searches_twice_and_matches_the_template(tok):
+    """The path a two-page question needs (search, open, search the bridge entity the page
+    names, open, answer) at 8 turns: two searches, both pages seen, and at every turn
+    boundary the ids are the template's rendering of the messages so far."""
+    agent = make_agent(tok, PageTools.from_pages(TWO_PAGES), max_turns=8,
+                       max_observation_tokens=160, max_new_tokens=32, search_k=1)
+    engine = TemplateEngine(tok, TWO_PAGE_TURNS)
+    ep, traj = asyncio.run(agent.play_tokens(engine, TWO_PAGE_ITEM))
+    calls = [c for _, c in ep.messages if c.startswith("<search>")]
+    assert len(engine.requests) == 5 and len(calls) == 2 and ep.calls["search"] == 2
+    assert ep.seen == set(TWO_PAGES) and ep.messages[-1][1].endswith(
+        "<answer>September 4, 1908</answer>")
+    for k, request in enumerate(engine.requests):
+        assert request.prompt_ids == _rendered(tok, ep.messages[:2 + 2 * k]), k
+    full = traj.prompt_ids + traj.output_ids
+    closed = _rendered(tok, ep.messages, generation_prompt=False)
+    assert closed[:len(full)] == full and tok.decode(closed[len(full):]).strip() == ""

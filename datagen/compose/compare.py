@@ -1,0 +1,140 @@
+"""Comparisons: which of two entities of one kind came first, by a date each one's page
+states ('Who was born first, the director who directed Fritz the Cat or Steve Krantz?').
+
+Each side is a question the composer kept (a seed or a composed bridge) whose ask is a date
+of that kind; the entity it asks about is named or described as that question describes it.
+The side that wins is always a described one, so the answer (its name) is not in the
+question and the solver has to resolve the description; its pages are all the pages of
+both sides. A pair whose one search finds every compared page is a shortcut and is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+
+from datagen.seeds.chain import Chain, render_node, trace
+from warehouse import QuestionRecord, content_id
+
+# ask relation -> what is compared; the question's wordings, first and later
+KINDS = {"born_on": "born", "born_year": "born", "released_year": "released",
+         "published_year": "published", "founded_year": "founded"}
+ASKS = {
+    "born": (["Who was born first, {a} or {b}?", "Which of {a} and {b} was born earlier?"],
+             ["Who was born later, {a} or {b}?", "Which of {a} and {b} was born more recently?"]),
+    "released": (["Which came out first, {a} or {b}?", "Which was released earlier, {a} or {b}?"],
+                 ["Which came out later, {a} or {b}?", "Which was released more recently, {a} "
+                  "or {b}?"]),
+    "published": (["Which was published first, {a} or {b}?"],
+                  ["Which was published later, {a} or {b}?"]),
+    "founded": (["Which was founded first, {a} or {b}?"], ["Which was founded later, {a} or {b}?"]),
+}
+SHARE = 0.3   # comparisons at most this share of a run's multi-page questions
+
+
+@dataclass(frozen=True)
+class Side:
+    """A kept question's entity and the date its ask states (ISO date or year)."""
+
+    chain: Chain
+    kind: str           # born | released | published | founded
+    noun: str           # the entity's kind ('director', 'film'): sides of one noun pair up
+    when: str           # sortable: 'YYYY' or 'YYYY-MM-DD'
+
+
+def side_of(chain: Chain, noun: str) -> Side | None:
+    """The chain as a side of a comparison, when its ask is a comparable date."""
+    kind = KINDS.get(chain.ask.relation)
+    when = _when(chain.ask.answer)
+    if not kind or not when or not noun:
+        return None
+    return Side(chain, kind, noun.split()[-1], when)
+
+
+def _when(answer: str) -> str:
+    from datagen.seeds.patterns import parse_date
+    if answer.isdigit() and len(answer) == 4:
+        return answer
+    return parse_date(answer) or ""
+
+
+def pairs(sides: list[Side], seed: int) -> list[tuple[Side, Side]]:
+    """Described sides, each paired with another side of its kind and noun whose year differs
+    (in a seeded order; an entity in one pair as the described side at most)."""
+    rng = random.Random(content_id(seed, "compare"))
+    groups: dict[tuple[str, str], list[Side]] = {}
+    for s in sides:
+        groups.setdefault((s.kind, s.noun), []).append(s)
+    out, used = [], set()
+    for key in sorted(groups):
+        group = groups[key]
+        rng.shuffle(group)
+        for s in group:
+            if s.chain.root.named or s.chain.root.url in used:
+                continue
+            other = next((o for o in group if o.chain.root.url != s.chain.root.url
+                          and o.when[:4] != s.when[:4]), None)
+            if other is not None:
+                used.add(s.chain.root.url)
+                out.append((s, other))
+    return out
+
+
+def compare(winner: Side, other: Side, rng: random.Random) -> tuple[str, list] | None:
+    """(question, evidence) of the pair, asked so that `winner` (described) is the answer;
+    the last quote is one of the winner's that names it (a quote states the answer). None
+    when none of its quotes names it."""
+    name = winner.chain.root.name
+    own = winner.chain.evidence()
+    naming = [i for i, e in enumerate(own) if name in e.quote]
+    if not naming:
+        return None
+    first = winner.when[:4] < other.when[:4]
+    template = rng.choice(ASKS[winner.kind][0 if first else 1])
+    a, b = render_node(winner.chain.root), render_node(other.chain.root)
+    a, b = (a, b) if rng.random() < 0.5 else (b, a)
+    question = template.format(a=a, b=b)
+    last = own.pop(naming[-1])
+    return question[0].upper() + question[1:], other.chain.evidence() + own + [last]
+
+
+def to_record(winner: Side, other: Side, question: str, evidence: list, composer: str,
+              backend: str, seed: int) -> QuestionRecord:
+    """The comparison as a stored question: its pages are both sides' pages."""
+    from datagen.compose.run import question_id
+    urls = list(dict.fromkeys(e.url for e in evidence))
+    steps = winner.chain.fact_count + other.chain.fact_count
+    sides = [trace(s.chain, backend, seed) for s in (winner, other)]
+    return QuestionRecord(
+        question_id=question_id(question, winner.chain.root.name), question=question,
+        answer=winner.chain.root.name, hops=len(urls), steps=steps, hop_kind="comparison",
+        actions=("COMPARE",), evidence=tuple(evidence), source_urls=tuple(urls),
+        composer=composer, backend=backend, answer_type="entity",
+        trace=json.dumps({"version": 1, "comparison": winner.kind, "question": question,
+                          "answer": winner.chain.root.name, "sides": sides},
+                         ensure_ascii=False, default=str))
+
+
+def comparisons(sides: list[Side], validator, composer: str, backend: str, seed: int,
+                limit: int, hops: tuple[int, int]) -> list[QuestionRecord]:
+    """Up to `limit` comparisons of the run's sides, on `hops` pages (lo, hi), that pass the
+    leak and shortcut checks."""
+    from verifiers import AnswerNotLeaked
+    from verifiers.shortcut import COMPARISON, is_shortcut, shortcut_pages
+    out, leak = [], AnswerNotLeaked()
+    rng = random.Random(content_id(seed, "compare-wording"))
+    for winner, other in pairs(sides, seed):
+        if len(out) >= limit:
+            break
+        worded = compare(winner, other, rng)
+        if worded is None:
+            continue
+        question, evidence = worded
+        rec = to_record(winner, other, question, evidence, composer, backend, seed)
+        if not hops[0] <= rec.hops <= hops[1] or leak.check_one(rec, None).status != "pass":
+            continue
+        hits = shortcut_pages(validator.search, question) if validator.search else []
+        if not is_shortcut(hits, "", rec.source_urls, COMPARISON):
+            out.append(rec)
+    return out
