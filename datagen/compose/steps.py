@@ -50,8 +50,10 @@ def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
             bridged = direction == "in" and node.url in pages
             if f.evidence.url not in pages and not bridged:
                 continue  # a page no earlier page names: found by search, not by a bridge
-            if bridged and _born_after(store, node.url, f.subject_url):
-                continue  # a namesake: the person born 1954 did not direct a 1958 film
+            if bridged and (_born_after(store, node.url, f.subject_url)
+                            or kind_clash(store.noun(node.url), f.evidence.quote)):
+                continue  # a namesake (the person born 1954 did not direct a 1958 film), or
+                #   a page of another work of that title (the film 'Chicago' for the show)
             templates = _templates(f, direction)
             if not templates or (f.relation != "is_a" and not node.noun) or (
                     f.relation == "link" and "___" in chain.question):
@@ -64,6 +66,23 @@ def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
                                           "out" else f.subject, "url": f.evidence.url}))
     rng.shuffle(out)
     return out
+
+
+_KIND_WORDS = {"film": ("film", "movie"), "novel": ("novel", "book"),
+               "album": ("album", "record"), "song": ("song", "single", "track")}
+_OTHER_WORKS = ("film", "movie", "novel", "book", "album", "song", "single", "Broadway",
+                "musical", "Theatre", "theatre", "stage", "stories", "story", "collection")
+
+
+def kind_clash(noun: str, sentence: str) -> bool:
+    """Does a sentence name a work of another kind than the linked page's ('roles in films
+    such as "The Apple Dumpling Gang"' for the novel's page, 'starred as Roxie Hart in
+    "Chicago", at the Cambridge Theatre' for the film's)? Only without its own kind's word."""
+    kind = noun.split()[-1] if noun else ""
+    own = _KIND_WORDS.get(kind)
+    if not own or any(w in sentence for w in own):
+        return False
+    return any(w in sentence for w in _OTHER_WORKS)
 
 
 _WORK_YEARS = ("released_year", "published_year", "founded_year", "built_year")

@@ -226,8 +226,10 @@ def _role(name: str, sentence: str, title: str) -> str:
                                                                        sentence[:m.start()]
                                                                        if m else "")
     relative = m and re.search(r"\b(?:which|who|whose|that)\b[^,]*$", sentence[:m.start()])
-    if not m or not alone or relative or not patterns.about_subject(sentence, title):
-        return "link"   # '..., which was created by ___' is about the thing before 'which'
+    if not m or not alone or relative or sentence.startswith("It ") \
+            or not patterns.about_subject(sentence, title):
+        return "link"   # '..., which was created by ___' is about the thing before 'which';
+        #   'It was produced by ___' on a band's page is about its album
     return f"{m.group('verb')}_by" if m.group("verb") else "written_by"
 
 

@@ -26,6 +26,7 @@ SELF_RELATIONS = ("born_on", "held_on", "population", "employees", "attendance",
 _PRONOUN = re.compile(r"^(He|She|It|They|The (?:film|band|company|magazine|album|book|novel|"
                       r"city|town))\b")
 _POSSESSIVE = re.compile(r"^(His|Her|Its|Their)\b")
+_LIST_PAGE = re.compile(r"\b(?:filmography|discography|bibliography|videography)$|^List of ")
 
 
 def with_slot(text: str, subject: str, slot: str = "{e}") -> str | None:
@@ -33,6 +34,8 @@ def with_slot(text: str, subject: str, slot: str = "{e}") -> str | None:
     made a slot; None when the text does not mention the subject."""
     if subject and subject in text:
         return text.replace(subject, slot, 1)
+    if _LIST_PAGE.search(subject):
+        return None   # 'She' on 'Shruti Haasan filmography' is the actress, not the list
     if _PRONOUN.match(text):
         return _PRONOUN.sub(slot, text, count=1)
     last = subject.split()[-1] if len(subject.split()) >= 2 else ""

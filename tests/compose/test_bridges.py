@@ -12,7 +12,7 @@ import pytest
 from datagen.compose.compare import comparisons, side_of
 from datagen.compose.compose import Composer, _elided
 from datagen.compose.embedded import EmbeddedBackend
-from datagen.compose.steps import inject_options, trim_cloze
+from datagen.compose.steps import inject_options, kind_clash, trim_cloze
 from datagen.compose.validate import Validator
 from datagen.seeds import FactStore, make_seeds, mine_pages, wording
 from datagen.seeds.chain import render_question
@@ -176,3 +176,29 @@ def test_a_comparison_asks_for_its_described_side_and_quotes_every_page(store):
         assert r.hops == 3 and r.answer in r.evidence[-1].quote
     assert not comparisons([s for s in sides if s], composer.validator, "compose:embedded",
                            "embedded", 0, 10, (2, 2))   # 3 pages: over hops_max 2
+
+
+@pytest.mark.parametrize("noun, sentence, clash", [
+    ("film", 'She has starred as Roxie Hart in "Chicago", at the Cambridge Theatre.', True),
+    ("novel", 'He had roles in films such as "The Apple Dumpling Gang" (1975).', True),
+    ("film", 'He also had roles in films such as "The Apple Dumpling Gang" (1975).', False),
+    ("director", "He worked with Gregory La Cava on stage.", False),   # not a work
+])
+def test_a_bridge_to_another_kind_of_work_of_that_title_clashes(noun, sentence, clash):
+    assert kind_clash(noun, sentence) == clash
+
+
+def test_a_list_page_is_not_the_she_of_its_sentences():
+    from datagen.seeds.questions import with_slot
+    assert with_slot("She played the lead in ___", "Shruti Haasan filmography", "{v}") is None
+    assert with_slot("She played the lead in ___", "Shruti Haasan", "{v}") == \
+        "{v} played the lead in ___"
+
+
+def test_it_was_produced_by_on_a_bands_page_is_about_something_else():
+    pages = [_page("Cat Butt", "Cat Butt was an American band. They recorded their first "
+                               "album. It was produced by Jack Endino of Skin Yard."),
+             _page("Jack Endino", "Jack Endino (born 1964) is an American producer.")]
+    pages[0] = Page(pages[0].url, pages[0].title, pages[0].text, "",
+                    ((BASE + "Jack_Endino", "Jack Endino"),))
+    assert "produced_by" not in {f.relation for f in mine_pages(pages)}
