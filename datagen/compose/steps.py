@@ -71,7 +71,8 @@ def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
 _KIND_WORDS = {"film": ("film", "movie"), "novel": ("novel", "book"),
                "album": ("album", "record"), "song": ("song", "single", "track")}
 _OTHER_WORKS = ("film", "movie", "novel", "book", "album", "song", "single", "Broadway",
-                "musical", "Theatre", "theatre", "stage", "stories", "story", "collection")
+                "musical", "Theatre", "theatre", "stage", "stories", "story", "collection",
+                "production", "West End")
 
 
 def kind_clash(noun: str, sentence: str) -> bool:
@@ -137,7 +138,8 @@ def _link_templates(f: Fact) -> list[str]:
 
 
 _ASIDE = re.compile(r"\s*\([^()]*\)")
-_CLAUSE_END = re.compile(r";|, (?!and\b)|\s(?:from a|from the|which|who|whose|while|where|"
+_CLAUSE_END = re.compile(r";|, (?!and\b)|\s(?:(?:in|of|to|by|for|on|at|with|from) (?=which|"
+                         r"whom))?(?:from a|from the|which|whom|who|whose|while|where|"
                          r"although|but|after|before|when)\s")
 
 

@@ -85,6 +85,8 @@ def test_a_named_maker_in_a_list_is_no_typed_relation():
      "{v} is a 1913 film directed by ___"),
     ("{v} stars Robert Morse, ___, Don Ameche and Joey Wong", None),   # a list keeps its items
     ("{v} was the best friend of ___", None),
+    ("{v} got a break through the movie '___' in which he composed songs",
+     "{v} got a break through the movie '___'"),   # no preposition left hanging
 ])
 def test_a_cloze_keeps_the_clause_of_its_blank(cloze, trimmed):
     assert trim_cloze(cloze) == (trimmed or cloze)
@@ -183,6 +185,7 @@ def test_a_comparison_asks_for_its_described_side_and_quotes_every_page(store):
     ("novel", 'He had roles in films such as "The Apple Dumpling Gang" (1975).', True),
     ("film", 'He also had roles in films such as "The Apple Dumpling Gang" (1975).', False),
     ("director", "He worked with Gregory La Cava on stage.", False),   # not a work
+    ("film", "She played Roxie Hart in a Copenhagen production of \"Chicago\".", True),
 ])
 def test_a_bridge_to_another_kind_of_work_of_that_title_clashes(noun, sentence, clash):
     assert kind_clash(noun, sentence) == clash
