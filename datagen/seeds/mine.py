@@ -184,7 +184,9 @@ def _date_facts(page: Page, s: str, have: set[str]) -> list[Fact]:
 
 
 def _link_facts(page: Page, sents: list[str], titles: dict[str, str]) -> list[Fact]:
-    """One fact per linked stored page: the first sentence naming it (not in a list of names)."""
+    """One fact per linked stored page: the first sentence naming it; source 'list' when the
+    name is one item of an enumeration (a cloze of it describes the item, given the others
+    named, but asks for it make poor seeds)."""
     facts, done = [], set()
     wrong = _other_gender(page.text)
     for url, anchor in page.links:
@@ -199,11 +201,13 @@ def _link_facts(page: Page, sents: list[str], titles: dict[str, str]) -> list[Fa
                 continue  # a bare list item (an index page), 'She' on a man's page, a title
                 #   that is a month ('December') or a word ('To'), or part of a quoted title
                 #   ('Ride' in the album "Enjoy the Ride")
-            if _whole_name(name, s) and not _in_list(name, s, titles.values()) \
-                    and not _another_work(target, name, s):
+            if _whole_name(name, s) and not _another_work(target, name, s):
                 done.add(url)
-                facts.append(Fact(page.title, page.url, _role(name, s, page.title), name,
-                                  "entity", Evidence(page.url, s), "link", url, sentence=s))
+                listed = _in_list(name, s, titles.values())
+                facts.append(Fact(page.title, page.url, "link" if listed else
+                                  _role(name, s, page.title), name, "entity",
+                                  Evidence(page.url, s), "list" if listed else "link", url,
+                                  sentence=s))
                 break
     return facts
 

@@ -84,7 +84,7 @@ def make_seeds(store: FactStore, seed: int = 0) -> list[Seed]:
 
 def _seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
     if f.relation == "link":
-        return link_seed(f, store, rng)
+        return link_seed(f, store, rng) if f.source == "link" else None
     templates = wording.templates_for(f.relation, prose=f.source == "prose")
     if not templates:
         return None

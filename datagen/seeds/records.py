@@ -27,7 +27,7 @@ class Fact:
     value: str
     value_type: str
     evidence: Evidence
-    source: str                      # infobox | link | prose
+    source: str                      # infobox | link | list (a link inside an enumeration) | prose
     object_url: str | None = None    # the page the value names, for entity values
     typed: int | str | None = None
     sentence: str = ""               # link facts: the sentence with the subject and the value
