@@ -68,7 +68,7 @@ def pairs(sides: list[Side], seed: int) -> list[tuple[Side, Side]]:
         groups.setdefault((s.kind, s.noun), []).append(s)
     out, used = [], set()
     for key in sorted(groups):
-        group = groups[key]
+        group = sorted(groups[key], key=_order)   # the same order whatever the run's order
         rng.shuffle(group)
         for s in group:
             if s.chain.root.named or s.chain.root.url in used:
@@ -79,6 +79,12 @@ def pairs(sides: list[Side], seed: int) -> list[tuple[Side, Side]]:
                 used.add(s.chain.root.url)
                 out.append((s, other))
     return out
+
+
+def _order(side: Side) -> tuple[str, str, str, str]:
+    """A side's place before the seeded shuffle: its content, never its URL (ports vary)."""
+    c = side.chain
+    return (c.root.name, c.ask.relation, c.question, c.ask.answer)
 
 
 def compare(winner: Side, other: Side, rng: random.Random) -> tuple[str, list] | None:

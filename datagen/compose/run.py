@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from datagen.compose.backend import TEMPLATE_WORDING, ComposeBackend
-from datagen.compose.compare import SHARE, Side, comparisons, side_of
+from datagen.compose.compare import SHARE, comparisons, side_of
 from datagen.compose.compose import Composer, Outcome
 from datagen.compose.config import ComposeConfig
 from datagen.compose.validate import Validator
@@ -137,6 +137,11 @@ def in_shard(seed: Seed, cfg_seed: int, shard: tuple[int, int] | None) -> bool:
     return int(key, 16) % shard[1] == shard[0]
 
 
+def _in_shard_id(question_id: str, shard: tuple[int, int] | None) -> bool:
+    """Is a question made from several seeds (a comparison) this shard's to write?"""
+    return shard is None or int(content_id(question_id, "shard"), 16) % shard[1] == shard[0]
+
+
 def load_pages(wh: "Warehouse") -> list[Page]:
     rows = wh.sql("SELECT url, arg_max(title, fetched_at) AS title, arg_max(text, fetched_at) "
                   "AS text, arg_max(html, fetched_at) AS html, arg_max(links, fetched_at) AS "
@@ -163,19 +168,20 @@ def _compose(wh, cfg: ComposeConfig, backend: ComposeBackend, summary: ComposeSu
     validator = Validator(store, {p.url: " ".join(p.text.split()) for p in pages},
                           search if _search_uniqueness(cfg, store, pages) else None, search)
     shard = tuple(summary.shard) or None
-    seeds = [s for s in make_seeds(store, cfg.seed) if in_shard(s, cfg.seed, shard)]
+    every = make_seeds(store, cfg.seed)
+    seeds = [s for s in every if in_shard(s, cfg.seed, shard)]
     summary.seeds_total = len(seeds)
     existing, composed_parents = _existing(wh, backend.name)
     composer = Composer(store, validator, backend, (cfg.hops_min, cfg.hops_max), cfg.max_steps,
                         bridges_per_seed=cfg.bridges_per_seed)
     if _reached(cfg, summary, composed_parents):  # an earlier run already composed enough
         summary.composed_existing = len(composed_parents)
-    start, sides = 0, []
+    start, kept = 0, []
     while start < len(seeds) and not _reached(cfg, summary, composed_parents):
         batch = seeds[start:start + _batch_size(cfg, backend, summary, composed_parents)]
         start += len(batch)
         records = _batch(batch, cfg, backend, validator, composer, summary, existing,
-                         composed_parents, sides)
+                         composed_parents, kept)
         if records and shard:  # another shard may have committed the same question since
             records = _not_stored(wh, records, existing)
         if records:
@@ -185,21 +191,28 @@ def _compose(wh, cfg: ComposeConfig, backend: ComposeBackend, summary: ComposeSu
         summary.elapsed_s = time.perf_counter() - t0
         if progress:
             progress(summary)
-    _compare(wh, cfg, backend, validator, summary, existing, sides)
+    if shard and start >= len(seeds):   # comparisons pair questions of every shard
+        for seed in every:
+            if not in_shard(seed, cfg.seed, shard):
+                kept += _one_seed(seed, cfg, backend, validator, composer, set()).chains
+    if start >= len(seeds) or cfg.max_questions is not None:
+        _compare(wh, cfg, backend, composer, summary, existing, kept, shard)
     summary.elapsed_s = time.perf_counter() - t0
 
 
-def _compare(wh, cfg: ComposeConfig, backend: ComposeBackend, validator, summary, existing,
-             sides: list[Side]) -> None:
-    """The run's comparisons, in one commit, at most `compare.SHARE` of its multi-page
-    questions (and within max_questions)."""
-    bridges = sum(n for hops, n in summary.composed_by_hops.items() if hops >= 2)
-    limit = int(bridges * SHARE / (1 - SHARE))
+def _compare(wh, cfg: ComposeConfig, backend: ComposeBackend, composer: Composer, summary,
+             existing, kept: list[Chain], shard: tuple[int, int] | None) -> None:
+    """The comparisons of every kept question (this run's, an earlier run's, other shards'),
+    in one commit: at most `compare.SHARE` of all multi-page questions, within max_questions;
+    a shard writes those whose id falls in it, so n shards write what one run writes."""
+    limit = int(sum(1 for c in kept if c.hops >= 2) * SHARE / (1 - SHARE))
     if cfg.max_questions is not None:
         limit = min(limit, max(0, cfg.max_questions - summary.composed))
-    records = [r for r in comparisons(sides, validator, f"compose:{backend.name}", backend.name,
-                                      cfg.seed, limit, (cfg.hops_min, cfg.hops_max))
-               if r.question_id not in existing]
+    sides = [x for x in (side_of(c, composer.store.noun(c.root.url)) for c in kept) if x]
+    records = [r for r in comparisons(sides, composer.validator, f"compose:{backend.name}",
+                                      backend.name, cfg.seed, limit,
+                                      (cfg.hops_min, cfg.hops_max))
+               if r.question_id not in existing and _in_shard_id(r.question_id, shard)]
     if records:
         wh.append(records, run_id=summary.run_id)
         existing.update(r.question_id for r in records)
@@ -261,7 +274,7 @@ class _SeedResult:
 
 
 def _batch(batch: list[Seed], cfg, backend, validator, composer, summary, existing,
-           composed_parents, sides: list[Side]) -> list[QuestionRecord]:
+           composed_parents, kept: list[Chain]) -> list[QuestionRecord]:
     """Rows of one batch: each valid seed, and its composed question (in seed order, also
     when a backend with max_concurrency > 1 composes the seeds on threads)."""
     budget = None if cfg.max_questions is None else max(
@@ -277,8 +290,7 @@ def _batch(batch: list[Seed], cfg, backend, validator, composer, summary, existi
             summary.seeds_rejected[res.seed_reason] += 1
             continue
         summary.seeds += 1
-        sides.extend(filter(None, (side_of(c, composer.store.noun(c.root.url))
-                                   for c in res.chains)))
+        kept.extend(res.chains)
         if res.seed_rec.question_id not in existing:
             records.append(res.seed_rec)
             summary.seeds_new += 1
