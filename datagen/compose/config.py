@@ -23,7 +23,7 @@ class ComposeConfig(EndpointSpec):
     batch_size: int = Field(200, ge=1, description="seeds per warehouse commit")
     fuzz_rate: float = Field(0.6, ge=0.0, le=1.0, description="chance to FUZZ a new literal")
     bridges_per_seed: int = Field(1, ge=1, le=8, description="questions composed per seed, "
-                                  "each entering through another page (a small corpus: 3)")
+                                  "each entering through another page (a small corpus: 8)")
     max_steps: int = Field(12, ge=1, le=50, description="steps per seed (kept or rejected)")
     search_uniqueness: bool = Field(True, description="judge uniqueness with search on pages "
                                     "the fact store does not fully know")
