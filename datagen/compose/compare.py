@@ -31,6 +31,7 @@ ASKS = {
     "founded": (["Which was founded first, {a} or {b}?"], ["Which was founded later, {a} or {b}?"]),
 }
 SHARE = 0.3   # comparisons at most this share of a run's multi-page questions
+MAX_WORDS = 45   # two quoted clozes side by side: right, but no one would ask it
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,8 @@ def comparisons(sides: list[Side], validator, composer: str, backend: str, seed:
         if worded is None:
             continue
         question, evidence = worded
+        if len(question.split()) > MAX_WORDS:
+            continue
         rec = to_record(winner, other, question, evidence, composer, backend, seed)
         if not hops[0] <= rec.hops <= hops[1] or leak.check_one(rec, None).status != "pass":
             continue

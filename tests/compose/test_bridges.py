@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from datagen.compose.compare import comparisons, side_of
+from datagen.compose.compare import MAX_WORDS, comparisons, side_of
 from datagen.compose.compose import Composer, _elided
 from datagen.compose.embedded import EmbeddedBackend
 from datagen.compose.steps import inject_options, kind_clash, trim_cloze
@@ -176,6 +176,7 @@ def test_a_comparison_asks_for_its_described_side_and_quotes_every_page(store):
         assert "Bakshi" not in r.question and "Gregory La Cava" in r.question
         assert "later" in r.question or "recently" in r.question, r.question
         assert r.hops == 3 and r.answer in r.evidence[-1].quote
+        assert len(r.question.split()) <= MAX_WORDS
     assert not comparisons([s for s in sides if s], composer.validator, "compose:embedded",
                            "embedded", 0, 10, (2, 2))   # 3 pages: over hops_max 2
 
