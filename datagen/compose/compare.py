@@ -18,9 +18,9 @@ from datagen.seeds.chain import Chain, render_node, trace
 from warehouse import QuestionRecord, content_id
 
 # ask relation -> what is compared; the question's wordings, first and later
-KINDS = {"born_on": "born", "born_year": "born", "released_year": "released",
+COMPARED_DATES = {"born_on": "born", "born_year": "born", "released_year": "released",
          "published_year": "published", "founded_year": "founded"}
-ASKS = {
+COMPARE_ASKS = {
     "born": (["Who was born first, {a} or {b}?", "Which of {a} and {b} was born earlier?"],
              ["Who was born later, {a} or {b}?", "Which of {a} and {b} was born more recently?"]),
     "released": (["Which came out first, {a} or {b}?", "Which was released earlier, {a} or {b}?"],
@@ -46,7 +46,7 @@ class Side:
 
 def side_of(chain: Chain, noun: str) -> Side | None:
     """The chain as a side of a comparison, when its ask is a comparable date."""
-    kind = KINDS.get(chain.ask.relation)
+    kind = COMPARED_DATES.get(chain.ask.relation)
     when = _when(chain.ask.answer)
     if not kind or not when or not noun:
         return None
@@ -98,7 +98,7 @@ def compare(winner: Side, other: Side, rng: random.Random) -> tuple[str, list] |
     if not naming:
         return None
     first = winner.when[:4] < other.when[:4]
-    template = rng.choice(ASKS[winner.kind][0 if first else 1])
+    template = rng.choice(COMPARE_ASKS[winner.kind][0 if first else 1])
     a, b = render_node(winner.chain.root), render_node(other.chain.root)
     a, b = (a, b) if rng.random() < 0.5 else (b, a)
     question = template.format(a=a, b=b)
@@ -106,7 +106,7 @@ def compare(winner: Side, other: Side, rng: random.Random) -> tuple[str, list] |
     return question[0].upper() + question[1:], other.chain.evidence() + own + [last]
 
 
-def to_record(winner: Side, other: Side, question: str, evidence: list, composer: str,
+def comparison_record(winner: Side, other: Side, question: str, evidence: list, composer: str,
               backend: str, seed: int) -> QuestionRecord:
     """The comparison as a stored question: its pages are both sides' pages."""
     from datagen.compose.run import question_id
@@ -140,7 +140,7 @@ def comparisons(sides: list[Side], validator, composer: str, backend: str, seed:
         question, evidence = worded
         if len(question.split()) > MAX_WORDS:
             continue
-        rec = to_record(winner, other, question, evidence, composer, backend, seed)
+        rec = comparison_record(winner, other, question, evidence, composer, backend, seed)
         if not hops[0] <= rec.hops <= hops[1] or leak.check_one(rec, None).status != "pass":
             continue
         hits = shortcut_pages(validator.search, question) if validator.search else []

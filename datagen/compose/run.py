@@ -365,13 +365,12 @@ def _one_seed(seed: Seed, cfg, backend: ComposeBackend, validator, composer, com
     seed_rec = to_record(chain, f"seed:{seed.source}",
                          backend.name if worded else TEMPLATE_WORDING, cfg.seed)
     outcomes = composer.compose_all(chain, rng)   # also when stored: comparisons pair them
+    made = [o.chain for o in outcomes if o.chain]
     if seed_rec.question_id in composed_parents:
-        return _SeedResult(seed_rec, skipped=True, chains=[chain] + [o.chain for o in outcomes
-                                                                  if o.chain])
-    composed = [to_record(o.chain, f"compose:{backend.name}", backend.name, cfg.seed,
-                          parent_id=seed_rec.question_id) for o in outcomes if o.chain]
-    return _SeedResult(seed_rec, composed=composed, outcomes=outcomes,
-                       chains=[chain] + [o.chain for o in outcomes if o.chain])
+        return _SeedResult(seed_rec, skipped=True, chains=[chain] + made)
+    composed = [to_record(c, f"compose:{backend.name}", backend.name, cfg.seed,
+                          parent_id=seed_rec.question_id) for c in made]
+    return _SeedResult(seed_rec, composed=composed, outcomes=outcomes, chains=[chain] + made)
 
 
 def question_id(question: str, answer: str) -> str:

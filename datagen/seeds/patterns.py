@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 
 MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August",
@@ -120,33 +121,29 @@ def year_verb(sentence: str) -> tuple[str, int, str] | None:
     return YEAR_VERBS[m.group("verb")], int(m.group("year")), m.group("verb")
 
 
-# demonyms a lead sentence opens its noun phrase with, and the country each names (an answer's
-# alias: 'American' is also right as 'United States')
-DEMONYMS = {"American": "United States", "English": "England", "British": "United Kingdom",
-            "French": "France", "Italian": "Italy", "German": "Germany", "Indian": "India",
-            "Japanese": "Japan", "Australian": "Australia", "Irish": "Ireland",
-            "Polish": "Poland", "Chinese": "China", "Filipino": "Philippines",
-            "Canadian": "Canada", "Soviet": "Soviet Union", "Pakistani": "Pakistan",
-            "Armenian": "Armenia", "Chilean": "Chile", "Argentine": "Argentina",
-            "Russian": "Russia", "Finnish": "Finland", "Mexican": "Mexico",
-            "Jamaican": "Jamaica", "Scottish": "Scotland", "Icelandic": "Iceland",
-            "Austrian": "Austria", "Uruguayan": "Uruguay", "Hungarian": "Hungary",
-            "Brazilian": "Brazil", "Welsh": "Wales", "Yugoslav": "Yugoslavia",
-            "Czech": "Czech Republic", "Spanish": "Spain", "Portuguese": "Portugal",
-            "Dutch": "Netherlands", "Swedish": "Sweden", "Norwegian": "Norway",
-            "Danish": "Denmark", "Greek": "Greece", "Turkish": "Turkey", "Korean": "Korea",
-            "Egyptian": "Egypt", "Nigerian": "Nigeria", "Israeli": "Israel",
-            "Iranian": "Iran", "Belgian": "Belgium", "Swiss": "Switzerland",
-            "Romanian": "Romania", "Ukrainian": "Ukraine", "Croatian": "Croatia",
-            "Serbian": "Serbia", "Bulgarian": "Bulgaria", "Slovak": "Slovakia",
-            "Colombian": "Colombia", "Peruvian": "Peru", "Venezuelan": "Venezuela",
-            "Cuban": "Cuba", "Thai": "Thailand", "Vietnamese": "Vietnam",
-            "Indonesian": "Indonesia", "Malaysian": "Malaysia", "Singaporean": "Singapore",
-            "Taiwanese": "Taiwan", "Lebanese": "Lebanon", "Ghanaian": "Ghana",
-            "Kenyan": "Kenya", "Estonian": "Estonia", "Latvian": "Latvia",
-            "Lithuanian": "Lithuania", "Slovenian": "Slovenia", "Georgian": "Georgia",
-            "Bangladeshi": "Bangladesh", "Sri Lankan": "Sri Lanka", "Nepali": "Nepal",
-            "South African": "South Africa", "New Zealand": "New Zealand"}
+# nationalities that people's lead sentences use and the verifiers' place demonyms lack
+_MORE_DEMONYMS = {"Armenian": "Armenia", "Bangladeshi": "Bangladesh", "Bulgarian": "Bulgaria",
+                  "Croatian": "Croatia", "Estonian": "Estonia", "Georgian": "Georgia",
+                  "Ghanaian": "Ghana", "Icelandic": "Iceland", "Jamaican": "Jamaica",
+                  "Latvian": "Latvia", "Lebanese": "Lebanon", "Lithuanian": "Lithuania",
+                  "Nepali": "Nepal", "New Zealand": "New Zealand", "Romanian": "Romania",
+                  "Serbian": "Serbia", "Singaporean": "Singapore", "Slovak": "Slovakia",
+                  "Slovenian": "Slovenia", "Soviet": "Soviet Union", "Sri Lankan": "Sri Lanka",
+                  "Taiwanese": "Taiwan", "Uruguayan": "Uruguay", "Venezuelan": "Venezuela",
+                  "Yugoslav": "Yugoslavia"}
+_CONTINENTAL = ("African", "Asian", "European", "North American", "South American",
+                "Latin American")
+
+
+@functools.cache
+def nationalities() -> dict[str, str]:
+    """Nationality adjective -> its country (an answer's alias: 'American' is also right as
+    'United States'): the verifiers' place demonyms (one list for the judge and the
+    composer), less the continental ones, and those it lacks. Loaded on first use."""
+    from verifiers.places import DEMONYMS
+    return {**{a: c for a, c in DEMONYMS.items() if a not in _CONTINENTAL}, **_MORE_DEMONYMS}
+
+
 _LEAD_YEAR = re.compile(r"^(?:(?:a|an|the)\s+)?(1[5-9]\d{2}|20\d{2})\s+\S")
 # a work's kind (its head noun's last word) -> the year relation its lead year is
 WORK_YEARS = {**dict.fromkeys("film movie documentary album single song EP soundtrack "
@@ -160,10 +157,10 @@ _PAREN_YEARS = re.compile(r"\((?:born\s+(?P<born>1\d{3}|20\d{2})|(?P<a>1\d{3})\s
 def demonym(np: str) -> str:
     """The nationality a lead noun phrase opens with ('American' of 'an American film
     director'); '' when it opens otherwise or with a mixed one ('British-American')."""
+    known = nationalities()
     words = re.sub(r"^(?:a|an|the)\s+", "", np).split()
     two = " ".join(words[:2])
-    found = two if two in DEMONYMS else words[0] if words and words[0] in DEMONYMS else ""
-    return found if DEMONYMS.get(found) else ""
+    return two if two in known else words[0] if words and words[0] in known else ""
 
 
 def lead_year(np: str, head: str) -> tuple[str, int] | None:

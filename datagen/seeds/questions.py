@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from datagen.seeds import wording
 from datagen.seeds.chain import Ask, Chain, Clause, Literal, Node
-from datagen.seeds.patterns import DEMONYMS
+from datagen.seeds.patterns import nationalities
 from datagen.seeds.records import ANSWER_TYPE_OF_KIND, Fact
 from datagen.seeds.store import FactStore
 from warehouse import content_id
@@ -93,7 +93,7 @@ def _seed(f: Fact, store: FactStore, rng: random.Random) -> Chain | None:
     usable = [t for t in templates if noun or "{an}" not in t]
     if not usable:  # every wording names the answer's kind, and its page was not crawled
         return None
-    country = DEMONYMS.get(f.value, "") if f.relation == "nationality" else ""
+    country = nationalities().get(f.value, "") if f.relation == "nationality" else ""
     ask = Ask(f.relation, rng.choice(usable), f.value, ANSWER_TYPE_OF_KIND[f.value_type],
               f.evidence, f.object_url, aliases=(country,) if country else (), answer_noun=noun,
               verb=wording.YEAR_VERB_RELATIONS.get(f.relation, ""))
