@@ -92,11 +92,10 @@ _WORK_YEARS = ("released_year", "published_year", "founded_year", "built_year")
 def _born_after(store: FactStore, person: str, work: str) -> bool:
     """Was the person born less than ten years before the work's year (so a page naming
     them on the work's page names someone else of the same name)?"""
-    births = [int(str(f.typed)[:4]) for rel in ("born_on", "born_year")
-              for f in store.facts_of(person, rel) if f.typed]
+    born = store.birth_year(person)
     years = [f.typed for rel in _WORK_YEARS for f in store.facts_of(work, rel)
              if isinstance(f.typed, int)]
-    return bool(births and years) and births[0] > years[0] - 10
+    return born is not None and bool(years) and born > years[0] - 10
 
 
 def _lead_of_ask(f: Fact, chain: Chain) -> bool:

@@ -66,9 +66,8 @@ class Validator:
         """Does the question name the answer's surname, where the answer is a person (its page
         gives a birth)? '... was Bakshi's first live-action film' gives away Ralph Bakshi.
         The verifiers' leak check cannot tell a person from 'Pacific Ocean'; the store can."""
-        url, words = chain.ask.answer_url or "", chain.ask.answer.split()
-        born = self.store.facts_of(url, "born_on") or self.store.facts_of(url, "born_year")
-        return bool(born) and len(words) >= 2 and len(words[-1]) > 3 and _names(
+        words = chain.ask.answer.split()
+        return self.store.birth_year(chain.ask.answer_url) is not None and len(words) >= 2 and len(words[-1]) > 3 and _names(
             chain.question, words[-1])
 
     def shortcut(self, chain: Chain) -> bool:

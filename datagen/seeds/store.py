@@ -61,6 +61,14 @@ class FactStore:
     def facts_of(self, url: str, relation: str) -> list[Fact]:
         return [f for f in self.by_subject.get(url, []) if f.relation == relation]
 
+    def birth_year(self, url: str | None) -> int | None:
+        """The year the page's subject was born (a date's or a year's), None if it gives none:
+        what tells a person's page from others on real text."""
+        for f in self.facts_of(url or "", "born_on") + self.facts_of(url or "", "born_year"):
+            if f.typed:
+                return int(str(f.typed)[:4])
+        return None
+
     # ---- which entities satisfy a description ---------------------------------------
 
     def match(self, node: Node) -> set[str]:
