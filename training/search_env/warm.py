@@ -12,12 +12,16 @@ like (same template, same observations, same loss mask: no loss on tool output).
   and RL has to learn the rest. (Any shown word, stop words included, taught the frequent
   words "of" and "The" instead of copying: held-out reward 0.00.)
 - `answers: true` (oracle trajectories, the real model's cold start, as ASearcher's and
-  WebSailor's): `<search>` with the question; when the gold is not in the results, `<open>`
-  the page whose quote states it, at that quote, after a `<search>` of its title when the
-  results do not list it (a script never opens a url it was not shown); then
-  `<answer>gold</answer>`. Scripts that earn no task reward (out of turns, a gold the reward
-  refuses) are left out. Only training-split questions (the evaluation split's condition is
-  applied), so no evaluation question or answer is seen.
+  WebSailor's): each question's own evidence chain from the warehouse, page by page.
+  `<search>` with the question; a multi-page question then, per page in chain order,
+  `<search>`es its title (a bridge page's title is the entity the page before names; for the
+  first page only when the question's results do not list it) and `<open>`s it at its quote
+  (search, open, search the bridge entity, open, ..., answer); a one-page question does the
+  same only when the results lack the gold. A script never opens a url it was not shown;
+  then `<answer>gold</answer>`. Scripts that earn no task reward (out of turns: a three-page
+  chain needs up to 8; a gold the reward refuses) are left out. Only training-split
+  questions (the evaluation split's condition and `data.train_where` are applied), so no
+  evaluation question or answer is seen.
 """
 
 from __future__ import annotations
@@ -85,32 +89,57 @@ def format_plan(agent: "SearchAgentWorkflow", item, rng: random.Random) -> list[
     return [f"<search>{item.question}</search>", f"<answer>{guess}</answer>"]
 
 
-def oracle_plan(agent: "SearchAgentWorkflow", item, evidence: list[dict]) -> list[str]:
-    """Follow the question's evidence chain page by page: search the question; for each page
-    the chain quotes, in order, search its title when no result so far listed it (a bridge
-    page's title is named in the quote of the page opened before it) and open it at its quote;
-    the last page is opened only when what was shown lacks the gold; answer with the gold. A
-    script never opens a url it was not shown."""
-    from training.search_env.env import Action
+class _Script:
+    """A script's turns and what their tools show the agent (cut at max_observation_tokens, as
+    the agent cuts it), so that it opens only urls it was shown."""
 
-    env = agent.env
-    turns = [f"<search>{item.question}</search>"]
-    shown = env.call(Action("search", item.question))   # what the agent will be shown
-    pages = list(dict.fromkeys(e["url"] for e in evidence))
-    for n, url in enumerate(pages, 1):
-        if n == len(pages) and item.answer.lower() in shown.lower():
+    def __init__(self, agent: "SearchAgentWorkflow"):
+        self.agent, self.turns, self.urls, self.last = agent, [], set(), ""
+
+    def play(self, kind: str, arg: str) -> None:
+        """One tool turn: its text, what it shows, the urls it lists."""
+        from training.search_env.env import Action
+
+        agent = self.agent
+        self.turns.append(f"<{kind}>{arg}</{kind}>")
+        ids = agent.encode(agent.env.call(Action(kind, arg)))
+        self.last = agent.tokenizer.decode(ids[:agent.env.settings.max_observation_tokens],
+                                           skip_special_tokens=False)
+        self.urls.update(self.last.split())   # a url stands alone: town1 is not in town12
+
+    def shows(self, answer: str) -> bool:
+        return answer.lower() in self.last.lower()
+
+
+def _chain(evidence: list[dict]) -> dict[str, str]:
+    """The evidence's pages in chain order, each with its first quote."""
+    quotes: dict[str, str] = {}
+    for e in evidence:
+        quotes.setdefault(e["url"], e["quote"])
+    return quotes
+
+
+def oracle_plan(agent: "SearchAgentWorkflow", item, evidence: list[dict]) -> list[str]:
+    """Follow the question's evidence chain page by page, then answer with the gold.
+
+    Search the question; for each page, in chain order: search its title (always past the
+    first page: a bridge page's title is the entity the page before names, a comparison's the
+    next compared entity; for the first page only when the question's results do not list
+    it) and open it at its quote. A one-page question keeps the short script: its page is
+    opened only when what was shown lacks the gold. A url never listed is never opened."""
+    chain, script = _chain(evidence), _Script(agent)
+    single = len(chain) == 1
+    script.play("search", item.question)
+    for n, (url, quote) in enumerate(chain.items()):
+        if single and script.shows(item.answer):
             break
-        title, text = env.tools.page(url)
-        if url not in shown:
-            turns.append(f"<search>{title}</search>")
-            shown = env.call(Action("search", title))
-        if url in shown and (n < len(pages) or item.answer.lower() not in shown.lower()):
-            quote = next(e["quote"] for e in evidence if e["url"] == url)
+        title, text = agent.env.tools.page(url)
+        if n or url not in script.urls:
+            script.play("search", title)
+        if url in script.urls and not (single and script.shows(item.answer)):
             at = max(0, text.find(quote[:40]))
-            target = f"{url}#{at}" if at else url
-            turns.append(f"<open>{target}</open>")
-            shown = env.call(Action("open", target))
-    return turns + [f"<answer>{item.answer}</answer>"]
+            script.play("open", f"{url}#{at}" if at else url)
+    return script.turns + [f"<answer>{item.answer}</answer>"]
 
 
 def _evidence(wh, ids: list[str]) -> dict[str, list[dict]]:
