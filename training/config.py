@@ -67,6 +67,10 @@ class DataConfig(_Strict):
     eval_file: Optional[str] = Field(None, description="JSONL of evaluation questions "
                                      "({question, answers: [gold, aliases...]}); training "
                                      "skips warehouse questions with the same text")
+    train_where: Optional[str] = Field(None, description="SQL condition over train_ready "
+                                       "restricting the training questions (streamed and "
+                                       "cold-started), e.g. 'hops = 1'; the evaluation split "
+                                       "is held out either way")
 
     @model_validator(mode="after")
     def _one_eval_split(self):

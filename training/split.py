@@ -14,6 +14,9 @@ One of, in this order of precedence (config.py's `DataConfig` allows one to be s
   lowest fraction of the hash range — stable as questions are added, and the same in DuckDB
   and Python (`in_eval_fraction`).
 
+`data.train_where` (any kind): SQL over `train_ready` that a training question must also
+satisfy (e.g. `hops = 1`); the cold start scripts the same stream.
+
 The resolved split (kind, both SQL conditions, the evaluation question ids) goes into the
 run's config, so a run says exactly what it held out.
 """
@@ -23,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +66,13 @@ def in_eval_fraction(question_id: str, fraction: float) -> bool:
 
 
 def resolve_split(data: DataConfig, wh, seed: int = 0) -> EvalSplit:
-    """The split `data` asks for, with its evaluation items read from `wh` (or the file);
-    `seed` (the run's) draws a built-in task's evaluation questions."""
+    """The split `data` asks for, with its evaluation items read from `wh` (or the file),
+    its training stream narrowed by `data.train_where`; `seed` (the run's) draws a built-in
+    task's evaluation questions."""
+    return _narrowed(_held_out(data, wh, seed), data.train_where, wh)
+
+
+def _held_out(data: DataConfig, wh, seed: int) -> EvalSplit:
     if data.eval_file:
         return _file_split(data)
     if data.eval_where:
@@ -72,6 +80,17 @@ def resolve_split(data: DataConfig, wh, seed: int = 0) -> EvalSplit:
     if data.task and "eval_fraction" not in data.model_fields_set:
         return _task_split(data, seed)
     return _fraction_split(data, wh)
+
+
+def _narrowed(split: EvalSplit, train_where: str | None, wh) -> EvalSplit:
+    """`split` whose training stream (and so the cold start, which scripts that stream's
+    questions) also needs `train_where`: a study arm trained on one-page questions only."""
+    if not train_where:
+        return split
+    _query_items(wh, train_where, 1, "question_id", "data.train_where")   # a typo fails here
+    cond = f"coalesce(({train_where}), false)"
+    both = f"({split.train_where}) AND {cond}" if split.train_where else cond
+    return replace(split, train_where=both)
 
 
 def _fraction_split(data: DataConfig, wh) -> EvalSplit:
@@ -83,12 +102,7 @@ def _fraction_split(data: DataConfig, wh) -> EvalSplit:
 
 def _where_split(data: DataConfig, wh) -> EvalSplit:
     cond = data.eval_where
-    try:
-        items = _query_items(wh, f"({cond})", data.eval_size, "question_id")
-    except Exception as exc:  # DuckDB's parser/binder errors have no common base class
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"data.eval_where {cond!r} is not a valid condition over "
-                         f"train_ready: {first}") from None
+    items = _query_items(wh, cond, data.eval_size, "question_id", "data.eval_where")
     return EvalSplit("where", f"NOT coalesce(({cond}), false)", items, {"eval_where": cond})
 
 
@@ -154,10 +168,20 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _query_items(wh, cond: str, limit: int, order: str) -> tuple:
+def _query_items(wh, cond: str, limit: int, order: str, key: str = "") -> tuple:
+    """Up to `limit` train_ready items where `cond`; a `key`'s condition that DuckDB refuses
+    is one line naming the key."""
     from warehouse.reader import select_items
 
-    items = select_items(wh, cond, order, int(limit))
+    try:
+        items = select_items(wh, cond, order, int(limit))
+    except Exception as exc:  # DuckDB's parser/binder errors have no common base class
+        if not key:
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{key} {cond!r} is not a valid condition over train_ready: "
+                         f"{first}") from None
     if not items:
-        logger.warning("the evaluation split (%s) selects no question of train_ready", cond)
+        logger.warning("%s (%s) selects no question of train_ready", key or "the evaluation "
+                       "split", cond)
     return items
