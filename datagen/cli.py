@@ -12,8 +12,8 @@ import sys
 
 import typer
 
-from datagen import (cli_band, cli_build, cli_compose, cli_crawl, cli_eval, cli_model,
-                     cli_train, cli_warehouse)
+from datagen import (cli_band, cli_build, cli_compose, cli_crawl, cli_eval, cli_import,
+                     cli_model, cli_train, cli_warehouse)
 
 app = typer.Typer(
     name="datagen",
@@ -31,8 +31,8 @@ def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
-for module in (cli_build, cli_warehouse, cli_crawl, cli_compose, cli_band, cli_train, cli_eval,
-               cli_model):
+for module in (cli_build, cli_warehouse, cli_crawl, cli_compose, cli_import, cli_band, cli_train,
+               cli_eval, cli_model):
     module.register(app)
 
 
