@@ -33,7 +33,8 @@ def import_questions_cmd(file: FileArg, split: SplitOpt = None,
     Type (bridge or comparison) and aliases as `datagen eval` reads them; hops = the gold
     pages found. A question whose gold pages are not all in the warehouse is skipped and
     counted by reason; importing again adds nothing. Then, for these questions only:
-    `datagen verify --where "composer = 'human'"` and `datagen band --where "composer = 'human'"`.
+    `datagen verify --where "composer = 'human'"` and `datagen band --where "question_id in
+    (select question_id from questions where composer = 'human')"`.
     """
     from datagen.human import ImportConfig, import_questions
     from training.evaluation.questions import load_questions_jsonl

@@ -11,7 +11,7 @@ from typing import Optional, Protocol
 from pydantic import BaseModel, ConfigDict, field_validator
 
 # Why a question of the file was not imported (the summary's `skipped` keys)
-NO_GOLD_PAGES = "no_gold_pages"          # the row names no gold paragraph (gold_pids/support_titles)
+NO_GOLD_PAGES = "no_gold_pages"          # the row names no gold paragraph (gold_pids, titles)
 GOLD_PAGE_MISSING = "gold_page_missing"  # a gold paragraph's page is not in the warehouse
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 from datagen.human.evidence import evidence_chain
 from datagen.human.records import (GOLD_PAGE_MISSING, NO_GOLD_PAGES, GoldPage, HumanQuestion,
                                    ImportConfig, ImportSummary)
-from warehouse import QuestionRecord
+from warehouse import Evidence, QuestionRecord
 
 if TYPE_CHECKING:
     from warehouse import Warehouse
@@ -81,7 +81,8 @@ def _record(q: HumanQuestion, urls: dict[str, str], pages: dict[str, GoldPage],
     return "", to_record(q, evidence_chain(gold, q.question, q.answers), cfg)
 
 
-def to_record(q: HumanQuestion, evidence: Sequence, cfg: ImportConfig) -> QuestionRecord:
+def to_record(q: HumanQuestion, evidence: Sequence[Evidence],
+              cfg: ImportConfig) -> QuestionRecord:
     """A question row of composer `human`: hops = the distinct pages its evidence quotes."""
     from datagen.compose.run import question_id
 
