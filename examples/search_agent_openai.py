@@ -19,7 +19,7 @@ import re
 SYSTEM = ("Answer the question. You may search the pages: write <search>words</search> or "
           "<open>url</open>, and read the result. End with <answer>short answer</answer>.")
 TAG = re.compile(r"<(search|open|answer)>(.*?)</\1>", re.S)
-MAX_TURNS = 4
+MAX_TURNS = 8
 MAX_TOKENS = 48
 SEARCH_K = 2          # the recipe's agent settings (examples/search_agent_cpu.yaml)
 SNIPPET_CHARS = 160

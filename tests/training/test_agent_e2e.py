@@ -81,7 +81,8 @@ def _config(tmp_path: Path, model: Path) -> Path:
     # episodes rarely differ; with it on, the two steps took from 1 to 15+ minutes)
     cfg["rollout"].update(batch_size=8, group_size=4, max_in_flight=8, max_new_tokens=20,
                           dynamic_sampling=False)
-    cfg["agent"].update(format_reward=0.1, max_turns=2)   # answered vs not: a learning signal from step 1
+    cfg["agent"].update(format_reward=0.1, max_turns=2,   # answered vs not: a learning signal from step 1
+                        context_tokens=768)   # the tiny model has 1,024 positions
     cfg["engine"].update(micro_batch_size=8, lr=1e-4)   # keep the taught format for 2 steps
     path = tmp_path / "agent.yaml"
     path.write_text(yaml.safe_dump(cfg))
