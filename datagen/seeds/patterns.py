@@ -59,7 +59,8 @@ def lead(sentence: str, title: str) -> tuple[str, str, str] | None:
     whose subject is the page's title ('' for a head noun a question cannot use); None
     otherwise."""
     m = _LEAD.match(sentence)
-    if not m or not _same_subject(m.group("subj"), title):
+    if not m or not (_same_subject(m.group("subj"), title)
+                     or _known_as(sentence[m.end("subj"):m.start("verb")], title)):
         return None
     np = _shorten(re.sub(r"^(?:a|an|the)\s+", "", m.group("np")).strip().rstrip("."))
     head = _NOUN_CUT.split(" " + np + " ", maxsplit=1)[0].strip()
@@ -104,7 +105,25 @@ def _same_subject(subj: str, title: str) -> bool:
     subj = re.sub(r"^the\s+", "", subj.strip(), flags=re.I)
     title = re.sub(r"^the\s+", "", title.strip(), flags=re.I)
     s, t = subj.strip().lower(), re.sub(r"\s*\(.*\)$", "", title).strip().lower()
-    return bool(t) and (s == t or s.startswith(t) or t.startswith(s) and len(s) > 3)
+    return bool(t) and (s == t or s.startswith(t) or t.startswith(s) and len(s) > 3
+                        or _full_name(s, t))
+
+
+_HONOURS = re.compile(r"(?:,?\s+(?:obe|cbe|kbe|mbe|qc|kc|jr\.?|sr\.?))+$")
+
+
+def _full_name(subj: str, title: str) -> bool:
+    """A person's full name for the title's short one ('Paul Thomas Mann' for 'Thomas Mann',
+    'Christopher James "Chris" Weidman', 'Eric Clifford Ambler OBE'): same last name, the
+    title's first name among the given ones or as a nickname."""
+    s, t = _HONOURS.sub("", subj).replace('"', " ").split(), title.split()
+    return len(t) >= 2 and len(s) <= 6 and s[-1:] == t[-1:] and t[0] in s[:-1]
+
+
+def _known_as(between: str, title: str) -> bool:
+    """'X, better known as TITLE (born ...), is ...' / 'X, known by his stage name, TITLE, is'."""
+    bare = re.sub(r"\s*\(.*\)$", "", title).strip()
+    return bool(re.search(rf"\b(?:as|name,)\s+{re.escape(bare)}\b", between))
 
 
 def about_subject(sentence: str, title: str) -> bool:

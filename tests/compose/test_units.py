@@ -49,6 +49,25 @@ def test_prose_patterns():
                                    "periodical published in Philadelphia.", "Arthur's Magazine")
     assert np.startswith("American literary periodical") and head == "American literary periodical"
     assert patterns.lead("Kestrel Point is a town.", "Harlow Vance") is None
+
+
+@pytest.mark.parametrize("lead, title, head", [
+    ("Paul Thomas Mann (6 June 1875 – 12 August 1955) was a German novelist.", "Thomas Mann",
+     "German novelist"),
+    ('Christopher James "Chris" Weidman (born 1984) is an American fighter.', "Chris Weidman",
+     "American fighter"),
+    ("Eric Clifford Ambler OBE (1909–1998) was a British author.", "Eric Ambler", "British author"),
+    ("Randy Bruce Traywick (born 1959), better known by his stage name, Randy Travis, is an "
+     "American singer.", "Randy Travis", "American singer"),
+    ("Donna Helmintoller, better known as Paige O'Hara (born 1956), is an American actress.",
+     "Paige O'Hara", "American actress")])
+def test_a_lead_names_its_subject_by_the_full_or_birth_name(lead, title, head):
+    assert patterns.lead(lead, title)[1] == head
+
+
+def test_a_lead_about_someone_else_is_not_the_pages():
+    assert patterns.lead("Paul Mann was a German novelist.", "Thomas Mann") is None
+    assert patterns.lead("Ann Thomas Mann was a German novelist.", "Thomas Mann Jr") is None
     m = patterns.PAREN_DATES.search("Scott Derrickson (born July 16, 1966) is a director")
     assert patterns.parse_date(m.group("a")) == "1966-07-16"
     assert patterns.year_verb("The club was founded in 1923 by miners.")[:2] == ("founded_year", 1923)
