@@ -126,7 +126,9 @@ def oracle_plan(agent: "SearchAgentWorkflow", item, evidence: list[dict]) -> lis
     first page: a bridge page's title is the entity the page before names, a comparison's the
     next compared entity; for the first page only when the question's results do not list
     it) and open it at its quote. A one-page question keeps the short script: its page is
-    opened only when what was shown lacks the gold. A url never listed is never opened."""
+    opened only when what was shown lacks the gold. A url never listed is never opened; a
+    chain with a page its searches do not list gets no script (an answer without the page's
+    evidence would teach guessing)."""
     chain, script = _chain(evidence), _Script(agent)
     single = len(chain) == 1
     script.play("search", item.question)
@@ -136,6 +138,8 @@ def oracle_plan(agent: "SearchAgentWorkflow", item, evidence: list[dict]) -> lis
         title, text = agent.env.tools.page(url)
         if n or url not in script.urls:
             script.play("search", title)
+        if not single and url not in script.urls:
+            return []   # a page it could not reach: no script (an empty answer, left out)
         if url in script.urls and not (single and script.shows(item.answer)):
             at = max(0, text.find(quote[:40]))
             script.play("open", f"{url}#{at}" if at else url)
