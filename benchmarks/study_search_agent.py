@@ -169,8 +169,9 @@ def eval_step(s: Study, arm: str, stage: str, policy: str, *extra: object) -> St
 def arm_steps(s: Study, arm: str) -> list[Step]:
     """a: one zero-shot eval (the recipe's turns); b-e: train, eval the cold start, eval RL."""
     if arm == "a":
-        return [eval_step(s, "a", "zero", f"checkpoint:{MODEL}", "--max-turns",
-                          recipe()["agent"]["max_turns"])]
+        run = s.run_dir("a")
+        return [Step("base_a", ("base", str(run)), run, action=lambda: base_run(s, run)),
+                eval_step(s, "a", "zero", f"checkpoint:{run / 'base'}")]
     run, config = s.run_dir(arm), s.root / "arms" / arm / "config.yaml"
     wh = s.wh({"b": "demo", "e": "human"}.get(arm, "corpus"))
     train = Step(f"train_{arm}", datagen("train", "--config", config, "--run-dir", run,
@@ -198,6 +199,19 @@ def write_decon(s: Study) -> None:
     for bench in sorted(s.benchmarks.glob("*.jsonl")):
         (tmp / bench.name).symlink_to(bench.resolve())
     tmp.rename(s.root / "decon")
+
+
+def base_run(s: Study, run: Path) -> None:
+    """Arm a's run folder: the base model as RUN/base beside the recipe's config, so that
+    `datagen eval` plays it with the recipe's agent settings, as it plays the trained arms'
+    checkpoints (a model folder outside a run gets eval's defaults). Files are hard links."""
+    from datagen.models.resolve import resolve_model
+    tmp = run.with_name(run.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(resolve_model(MODEL), tmp / "base", copy_function=os.link)
+    (tmp / "config.yaml").write_text(yaml.safe_dump(arm_config(s, "d"), sort_keys=False))
+    (tmp / "metrics.jsonl").write_text("")
+    tmp.rename(run)
 
 
 def copy_folder(src: Path, dst: Path) -> None:
@@ -323,9 +337,8 @@ def table(s: Study, arms: list[str], state: dict) -> str:
             summ = summary(s, arm, stage)
             figures = cells(summ) if summ else ["not run"] + [""] * (len(COLUMNS) - 1)
             lines.append(f"| {arm} ({ARMS[arm]}) | {label} | " + " | ".join(figures) + " |")
-    lines += ["", "Arm a runs outside a training run: `datagen eval` gives it the recipe's "
-              "turns (--max-turns) and otherwise its defaults for a model folder (search_k, "
-              "snippets, tokens per turn), not the recipe's `agent:` settings.", "",
+    lines += ["", "Arm a is the base model in a run folder beside the recipe's config, so every "
+              "arm is played with the recipe's agent settings.", "",
               "| step | wall s | command |", "|---|---|---|"]
     for name, rec in state["steps"].items():
         wall = sum(a.get("wall_s", 0.0) for a in rec["attempts"])

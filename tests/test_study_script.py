@@ -49,7 +49,9 @@ class Fake:
 
     def __call__(self, step, log: Path) -> None:
         self.calls.append(step)
-        if step.action is not None:
+        if step.name == "base_a":   # the base model's run folder: no model pulled here
+            (step.out / "base").mkdir(parents=True)
+        elif step.action is not None:
             step.action()
         elif step.name.startswith("train_"):
             self.train(step.out, step.name == self.kill)
