@@ -32,6 +32,7 @@ COMPARE_ASKS = {
 }
 SHARE = 0.3   # comparisons at most this share of a run's multi-page questions
 MAX_WORDS = 45   # two quoted clozes side by side: right, but no one would ask it
+PAIRS_PER_ENTITY = 2   # a described entity compared with two others at most
 
 
 @dataclass(frozen=True)
@@ -62,22 +63,24 @@ def _when(answer: str) -> str:
 
 def pairs(sides: list[Side], seed: int) -> list[tuple[Side, Side]]:
     """Described sides, each paired with another side of its kind and noun whose year differs
-    (in a seeded order; an entity in one pair as the described side at most)."""
+    (in a seeded order): a description in one pair at most, so an entity described through
+    several pages is compared up to PAIRS_PER_ENTITY times, each time with another entity."""
     rng = random.Random(content_id(seed, "compare"))
     groups: dict[tuple[str, str], list[Side]] = {}
     for s in sides:
         groups.setdefault((s.kind, s.noun), []).append(s)
-    out, used = [], set()
+    out, against = [], {}
     for key in sorted(groups):
         group = sorted(groups[key], key=_order)   # the same order whatever the run's order
         rng.shuffle(group)
         for s in group:
-            if s.chain.root.named or s.chain.root.url in used:
+            met = against.setdefault(s.chain.root.url, set())
+            if s.chain.root.named or len(met) >= PAIRS_PER_ENTITY:
                 continue
             other = next((o for o in group if o.chain.root.url != s.chain.root.url
-                          and o.when[:4] != s.when[:4]), None)
+                          and o.chain.root.url not in met and o.when[:4] != s.when[:4]), None)
             if other is not None:
-                used.add(s.chain.root.url)
+                met.add(other.chain.root.url)
                 out.append((s, other))
     return out
 

@@ -54,7 +54,7 @@ def inject_options(chain: Chain, store: FactStore, index: dict[tuple, int],
                             or kind_clash(store.noun(node.url), f.evidence.quote)):
                 continue  # a namesake (the person born 1954 did not direct a 1958 film), or
                 #   a page of another work of that title (the film 'Chicago' for the show)
-            templates = _templates(f, direction)
+            templates = _templates(f, direction, store.noun(f.subject_url))
             if not templates or (f.relation != "is_a" and not node.noun) or (
                     f.relation == "link" and "___" in chain.question):
                 continue
@@ -115,21 +115,26 @@ def _facts_about(url: str, store: FactStore) -> list[tuple[Fact, str]]:
     return own + pointing
 
 
-def _templates(f: Fact, direction: str) -> list[str]:
+def _templates(f: Fact, direction: str, noun: str = "") -> list[str]:
     if f.relation == "is_a":
         return ["{v}"] if len(f.value.split()) >= 3 else []
     if f.relation == "link":
-        return _link_templates(f) if direction == "in" else []
+        return _link_templates(f, noun) if direction == "in" else []
     return wording.clause_templates(f.relation, direction)
 
 
-def _link_templates(f: Fact) -> list[str]:
+def _link_templates(f: Fact, noun: str = "") -> list[str]:
     """'the band that completes "{v} is the lead guitarist of ___"': the sentence of the
-    linking page, the described entity blanked, the page's subject left for INJECT."""
+    linking page, the described entity blanked, the page's subject left for INJECT (named,
+    or called by its kind: 'The song was written by ___' on a song's page, `noun` its kind)."""
     s = f.sentence.rstrip(" .").replace('"', "'")   # the template quotes it in double quotes
     if s.count(f.value) != 1 or "{" in s or "}" in s:
         return []
-    s = with_slot(s.replace(f.value, "___"), bare(f.subject), "{v}")
+    kind = noun.split()[-1] if noun else ""
+    cloze = s.replace(f.value, "___")
+    if kind and cloze.startswith(f"The {kind} "):
+        cloze = bare(f.subject) + cloze[len(f"The {kind}"):]
+    s = with_slot(cloze, bare(f.subject), "{v}")
     if s is None:
         return []
     s = trim_cloze(s)

@@ -120,6 +120,21 @@ def _full_name(subj: str, title: str) -> bool:
     return len(t) >= 2 and len(s) <= 6 and s[-1:] == t[-1:] and t[0] in s[:-1]
 
 
+_OPENING_NAME = re.compile(r"^(?:[A-Z][\w.'-]*|\"[A-Z][\w.'-]*\")(?:\s+(?:[A-Z][\w.'-]*|"
+                           r"\"[A-Z][\w.'-]*\"|de|van|von|der|la|le)){1,5}")
+
+
+def full_name_at(text: str, title: str) -> str:
+    """The subject's full name where a sentence opens with it ('Stephan Douglas Jenkins' of
+    'Stephan Douglas Jenkins is an American musician' for Stephan Jenkins); '' otherwise."""
+    m = _OPENING_NAME.match(text)
+    while m:
+        if _full_name(m.group(0).lower(), title.lower()):
+            return m.group(0)
+        m = _OPENING_NAME.match(m.group(0).rsplit(" ", 1)[0]) if " " in m.group(0) else None
+    return ""
+
+
 def _known_as(between: str, title: str) -> bool:
     """'X, better known as TITLE (born ...), is ...' / 'X, known by his stage name, TITLE, is'."""
     bare = re.sub(r"\s*\(.*\)$", "", title).strip()

@@ -13,7 +13,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from datagen.seeds import wording
+from datagen.seeds import patterns, wording
 from datagen.seeds.chain import Ask, Chain, Clause, Literal, Node
 from datagen.seeds.patterns import nationalities
 from datagen.seeds.records import ANSWER_TYPE_OF_KIND, Fact
@@ -34,6 +34,9 @@ def with_slot(text: str, subject: str, slot: str = "{e}") -> str | None:
     made a slot; None when the text does not mention the subject."""
     if subject and subject in text:
         return text.replace(subject, slot, 1)
+    full = patterns.full_name_at(text, subject)
+    if full:
+        return slot + text[len(full):]   # 'Stephan Douglas Jenkins is ...' on Stephan Jenkins
     if _LIST_PAGE.search(subject):
         return None   # 'She' on 'Shruti Haasan filmography' is the actress, not the list
     if _PRONOUN.match(text):

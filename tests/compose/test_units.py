@@ -65,6 +65,13 @@ def test_a_lead_names_its_subject_by_the_full_or_birth_name(lead, title, head):
     assert patterns.lead(lead, title)[1] == head
 
 
+def test_a_sentence_opening_with_the_full_name_has_its_slot_there():
+    from datagen.seeds.questions import with_slot
+    text = "Stephan Douglas Jenkins is the lead singer of ___"
+    assert with_slot(text, "Stephan Jenkins", "{v}") == "{v} is the lead singer of ___"
+    assert with_slot("Stephan Douglas Smith is a singer", "Stephan Jenkins", "{v}") is None
+
+
 def test_a_lead_about_someone_else_is_not_the_pages():
     assert patterns.lead("Paul Mann was a German novelist.", "Thomas Mann") is None
     assert patterns.lead("Ann Thomas Mann was a German novelist.", "Thomas Mann Jr") is None
