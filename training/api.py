@@ -158,6 +158,26 @@ class EpisodeItem(Protocol):
     def answer_aliases(self) -> Sequence[str]: ...
 
 
+class ItemSource(Protocol):
+    """Where the rollout controller takes its questions (the warehouse's stream)."""
+
+    def next_item(self) -> EpisodeItem | None: ...      # None = no more items (for now)
+
+
+@dataclass
+class RolloutBatch:
+    """What the trainer gets: n·k trajectories in groups of n, and their staleness."""
+
+    groups: list[list[Trajectory]]
+    items: list[EpisodeItem]
+    version: int
+    staleness: list[int]
+
+    @property
+    def trajectories(self) -> list[Trajectory]:
+        return [t for g in self.groups for t in g]
+
+
 class Workflow(Protocol):
     """An episode on one question through an inference engine (None rejects it), and the
     prompt ids it starts from (the supervised warm start trains on them)."""

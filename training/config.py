@@ -99,6 +99,10 @@ class RolloutConfig(_Strict):
         True, description="drop groups whose rewards are all equal (no learning signal; past "
         "8 batches' worth of them in a step, they fill the batch: training/controller.py); "
         "false keeps them: their advantages are 0, so they train nothing, but the data path runs")
+    predictable_versions: int = Field(
+        0, ge=0, description="W: a question whose group had all-equal rewards (always or "
+        "never solved) is skipped, not generated, when the stream serves it again within W "
+        "policy versions of that group's start (training/predictable.py); 0 = off")
     max_new_tokens: int = Field(16, ge=1)
     temperature: Union[float, list[float]] = Field(
         1.0, description="sampling temperature of the rollouts; the trainer divides its "
@@ -182,6 +186,11 @@ class LossConfig(_Strict):
                                        "π_prox/π_behav exceeds it is masked out of the loss")
     ppo_minibatches: int = Field(1, ge=1, description="optimizer steps per batch (rows split "
                                  "into this many minibatches; π_prox stays the pre-batch policy)")
+    prox_logp: Literal["recompute", "loglinear"] = Field(
+        "recompute", description="log π_prox: recompute (a forward pass of the batch before "
+        "the update) or loglinear (AReaL's approximation, no forward pass: interpolated "
+        "between the behaviour and the training forward's log-probs by version distance; "
+        "exact on the first minibatch, training/loss.py)")
 
 
 class WarmStartConfig(_Strict):
@@ -255,7 +264,7 @@ _DROPPED = {
     "loss.all_wrong_advantage": "negative-sample reinforcement was tried and dropped: remove it",
     "loss.baseline": "the advantage baseline is the group's (GRPO): remove it",
     "loss.cap_mode": "tokens over behav_cap are masked: remove it",
-    "loss.recompute_prox": "π_prox is always recomputed (decoupled PPO): remove it",
+    "loss.recompute_prox": "write loss.prox_logp: recompute (or loglinear)",
     "loss.scale_adv_by_std": "advantages are always scaled by the group's std: remove it",
     "engine.temperature": "use rollout.temperature (the trainer divides its logits by it)",
     "engine.export_dtype": "weights are exported in float32: remove it",

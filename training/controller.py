@@ -33,6 +33,10 @@ half of a step's episodes failing (counted over the episodes that ended
 since the last batch, and never over fewer than a batch, so that a few early failures do not
 read as a majority).
 
+A question whose last group had all-equal rewards is skipped, not generated, for
+`predictable_versions` versions (training/predictable.py). `episodes_generated` counts every
+episode that returned a trajectory; the trainer adds `episodes_with_gradient`.
+
 Batches are picked earliest-deadline-first so that every trained sample is at most η
 versions old (`training/deadlines.py`).
 """
@@ -44,21 +48,19 @@ import itertools
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Protocol, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
-from training.api import EpisodeItem, TrainingFailed, Trajectory
+from training.api import (EpisodeItem, ItemSource, RolloutBatch, TrainingFailed,
+                          Trajectory)
 from training.deadlines import LATE_GROUPS, is_late, pick_batch
 from training.failures import describe, engine_unreachable, unreachable_message
+from training.predictable import PredictableQuestions
 
 logger = logging.getLogger(__name__)
 
 EpisodeFn = Callable[[EpisodeItem], Awaitable["Trajectory | None"]]
 MAX_FAILED_FRACTION = 0.5   # more of a step's episodes failing than this stops the run
 MAX_DROPPED_BATCHES = 8     # no-signal episodes a step may drop, in batches; then filler
-
-
-class ItemSource(Protocol):
-    def next_item(self) -> EpisodeItem | None: ...      # None = no more items (for now)
 
 
 @dataclass
@@ -74,26 +76,13 @@ class _Group:
     tasks: set = field(default_factory=set)                # its running episodes
 
 
-@dataclass
-class RolloutBatch:
-    """What the trainer gets: n·k trajectories in groups of n, and their staleness."""
-
-    groups: list[list[Trajectory]]
-    items: list[EpisodeItem]
-    version: int
-    staleness: list[int]
-
-    @property
-    def trajectories(self) -> list[Trajectory]:
-        return [t for g in self.groups for t in g]
-
-
 class RolloutController:
     def __init__(self, episode_fn: EpisodeFn, source: ItemSource, *, batch_size: int,
                  group_size: int, max_in_flight: int, eta: int, version: int = 0,
                  late_groups: str = "wait",
                  is_fatal: Callable[[BaseException], bool] = engine_unreachable,
-                 dynamic_sampling: bool = True, hot_episode_fns: Sequence[EpisodeFn] = ()):
+                 dynamic_sampling: bool = True, hot_episode_fns: Sequence[EpisodeFn] = (),
+                 predictable_versions: int = 0):
         if batch_size % group_size:
             raise ValueError(f"batch_size {batch_size} must be a multiple of group_size "
                              f"{group_size}")
@@ -128,6 +117,9 @@ class RolloutController:
         self._error: BaseException | None = None
         self._exhausted = False
         self._step_dropped = 0             # episodes dropped for no signal, this step
+        # a step skips at most as many predictable questions as it may drop groups
+        self.predictable = PredictableQuestions(predictable_versions,
+                                                MAX_DROPPED_BATCHES * batch_size // group_size)
 
     # ---- admission ------------------------------------------------------------------
     @property
@@ -148,7 +140,11 @@ class RolloutController:
     def _next_item(self) -> EpisodeItem | None:
         if self._pending_items:
             return self._pending_items.pop(0)
-        return None if self._exhausted else self.source.next_item()
+        item = None if self._exhausted else self.source.next_item()
+        while item is not None and self.predictable.skip(item.question_id, self.version):
+            self.counts["skipped_predictable"] += 1
+            item = self.source.next_item()
+        return item
 
     def _open_group(self) -> _Group | None:
         if not self.capacity_ok():
@@ -215,6 +211,7 @@ class RolloutController:
         self._step_ended += 1
         if result is not None:   # the one place it is set: the group's admission version
             result.start_version = group.start_version
+            self.counts["episodes_generated"] += 1
         if group.seq not in self._running:     # its group was dropped meanwhile
             return
         group.results.append(result)
@@ -259,6 +256,9 @@ class RolloutController:
         for t in trajs:
             t.group_id = t.group_id or f"g{group.seq}"
         reason = None
+        if len(trajs) == self.n:
+            self.predictable.record(group.item.question_id, group.start_version,
+                                    [t.reward for t in trajs])
         if len(trajs) < self.n:
             reason = "dropped_rejected_episode"
         elif len({t.reward for t in trajs}) == 1:
@@ -323,6 +323,7 @@ class RolloutController:
         self.consumed += 1
         self._step_failed = self._step_ended = 0
         self._step_dropped = 0
+        self.predictable.new_step()
         staleness = []
         for g in chosen:
             s = batch_version - g.start_version
@@ -352,6 +353,10 @@ class RolloutController:
         if self._changed is not None:
             self.fill()
 
+    def count_gradient(self, episodes: int) -> None:
+        """The trainer counts a batch's episodes whose advantage is nonzero."""
+        self.counts["episodes_with_gradient"] += episodes
+
     def drain_finished(self) -> list[tuple[Trajectory, EpisodeItem, bool]]:
         out, self.finished = self.finished, []
         return out
@@ -367,6 +372,7 @@ class RolloutController:
             "staleness_hist": {str(k): v for k, v in self.staleness_hist.items()},
             "max_staleness_seen": self.max_staleness_seen,
             "pending_items": self._pending_items + pending,
+            "predictable_until": dict(self.predictable.until),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -378,6 +384,8 @@ class RolloutController:
         self.staleness_hist = Counter({int(k): v for k, v in state["staleness_hist"].items()})
         self.max_staleness_seen = state["max_staleness_seen"]
         self._pending_items = list(state["pending_items"])
+        # checkpoints written before the predictable-question rule hold no marks
+        self.predictable.until = dict(state.get("predictable_until", {}))
 
     def staleness_summary(self) -> dict[str, float]:
         n = sum(self.staleness_hist.values())

@@ -15,6 +15,22 @@ Tokens with w_t > cap are dropped (keep_t = 0, AReaL's default). The denominator
 the completion tokens before the cap drops any, so dropping tokens does not inflate the
 weight of the others.
 With logp_prox = logp_behav (w = 1) this is exactly PPO-clip.
+
+log π_prox is the log-prob under the weights before the step's update (version V). The
+trainer recomputes it with a forward pass (`loss.prox_logp: recompute`), or approximates it
+without one (`loglinear`, AReaL's `prox_logp_method: loglinear`): by the version distance,
+
+    α = (v_prox - v_behav) / (v_θ - v_behav),   log π_prox ≈ log π_behav + α · (log π_θ - log π_behav)
+
+with log π_θ the training forward's own log-probs (detached), v_prox = V, v_behav = V - s for
+a row of staleness s (its group's start version: later turns of a long episode may be newer)
+and v_θ = V + j/k on minibatch j of the step's k (θ has taken j of its k optimizer steps).
+So on the first minibatch α = 1 and the value is exact (θ is π_prox: with
+`ppo_minibatches: 1` the forward pass is saved at no error at all), and a fresh row (s = 0)
+on a later minibatch gets α = 0, its behaviour log-probs (π_prox's, up to the inference
+engine's numerics). AReaL labels θ a whole version ahead of π_prox (v_θ = V, v_prox = V - 1,
+α clamped to [0, 1], 0 where v_θ = v_behav), which makes a row one version stale take
+π_behav; here it takes π_θ, which is π_prox's exact value when j = 0.
 """
 
 from __future__ import annotations
@@ -24,7 +40,7 @@ from typing import Any, Mapping
 import torch
 
 __all__ = ["decoupled_ppo_loss", "grpo_advantages", "make_ppo_loss_fn", "sft_loss_fn",
-           "masked_mean"]
+           "masked_mean", "prox_alpha", "loglinear_prox"]
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -51,6 +67,31 @@ def grpo_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
         raise ValueError(f"rewards must be [groups, n], got shape {tuple(rewards.shape)}")
     centered = rewards - rewards.mean(dim=1, keepdim=True)
     return centered / (rewards.std(dim=1, keepdim=True, unbiased=False) + eps)
+
+
+def prox_alpha(staleness: torch.Tensor, progress: float) -> torch.Tensor:
+    """α per row ([B]) of the log-linear π_prox (module docstring): s / (s + progress), where
+    `progress` = j/k is the share of the step's optimizer steps θ has taken; 1 where
+    s + progress = 0 (θ is π_prox then).
+
+    >>> prox_alpha(torch.tensor([0., 1., 2.]), 0.0).tolist()
+    [1.0, 1.0, 1.0]
+    >>> [round(a, 3) for a in prox_alpha(torch.tensor([0., 1., 2.]), 0.5).tolist()]
+    [0.0, 0.667, 0.8]
+    """
+    s = staleness.to(torch.float32)
+    total = s + progress
+    return torch.where(total > 0, s / total.clamp(min=1e-12), torch.ones_like(s))
+
+
+def loglinear_prox(logprobs: torch.Tensor, behav_logprobs: torch.Tensor,
+                   alpha: torch.Tensor) -> torch.Tensor:
+    """log π_prox ≈ log π_behav + α · (log π_θ - log π_behav), α one per row; no gradient.
+
+    >>> loglinear_prox(torch.tensor([[-1.0]]), torch.tensor([[-3.0]]), torch.tensor([0.5]))
+    tensor([[-2.]])
+    """
+    return behav_logprobs + alpha[:, None] * (logprobs.detach() - behav_logprobs)
 
 
 def decoupled_ppo_loss(
@@ -96,7 +137,16 @@ def decoupled_ppo_loss(
         keep = mask * (~(behav_w > behav_cap)).to(mask.dtype)  # a NaN weight is kept
     per_token = -behav_w * surrogate
     loss = (per_token * keep).sum() / n_tokens
-    return loss, _ppo_stats(ratio, clipped, advantages, behav_w, mask, keep)
+    stats = _ppo_stats(ratio, clipped, advantages, behav_w, mask, keep)
+    stats["kl_behav_prox"] = _kl(behav_logprobs - prox_logprobs.detach(), mask)
+    return loss, stats
+
+
+def _kl(d: torch.Tensor, mask: torch.Tensor) -> float:
+    """KL(π_behav || π_prox) estimated (k3) from d = log π_behav - log π_prox on the masked
+    tokens; only those are read, so a prompt position's large d never turns into a NaN."""
+    d = d.detach()[mask.bool()]
+    return float((d.exp() - 1 - d).mean()) if d.numel() else 0.0
 
 
 def _ppo_stats(ratio, clipped, advantages, behav_w, mask, keep) -> dict[str, float]:
@@ -118,13 +168,17 @@ def make_ppo_loss_fn(eps_low: float = 0.2, eps_high: float = 0.28,
     """A `loss_fn(logprobs, batch)` for `TrainEngine.train_batch`.
 
     The batch carries `loss_mask`, `advantages`, `behav_logprobs` (from the inference engine),
-    optionally `prox_logprobs` (recomputed by the trainer before the update; defaults to
-    behav, i.e. plain PPO) and a per-row `denominator` (total completion tokens of the
-    whole batch, so micro-batches average over the same count).
+    optionally `prox_logprobs` (recomputed by the trainer before the update) or else
+    `prox_alpha` (per row: log π_prox is then `loglinear_prox`; with neither, π_prox = π_behav,
+    i.e. plain PPO) and a per-row `denominator` (total completion tokens of the whole batch,
+    so micro-batches average over the same count).
     """
     def loss_fn(logprobs: torch.Tensor, batch: Mapping[str, Any]):
         behav = batch["behav_logprobs"]
-        prox = batch.get("prox_logprobs", behav)
+        prox = batch.get("prox_logprobs")
+        if prox is None:
+            alpha = batch.get("prox_alpha")
+            prox = behav if alpha is None else loglinear_prox(logprobs, behav, alpha)
         denom = batch.get("denominator")
         loss, stats = decoupled_ppo_loss(
             logprobs, prox, behav, batch["advantages"], batch["loss_mask"],

@@ -107,3 +107,18 @@ def checkpoint_dirs(run_dir: Path) -> list[Path]:
 def rotate_checkpoints(run_dir: Path, keep: int) -> None:
     for old in checkpoint_dirs(run_dir)[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def gradient_metrics(counts: dict[str, int]) -> dict[str, Any]:
+    """The generation a run spends on episodes that train nothing, from the controller's
+    run-long counters: `gradient_share` = episodes whose advantage was nonzero when trained
+    over all episodes generated (None before any), and the questions skipped as predictable.
+
+    >>> gradient_metrics({"episodes_generated": 40, "episodes_with_gradient": 16})["gradient_share"]
+    0.4
+    """
+    generated, with_gradient = counts.get("episodes_generated", 0), counts.get(
+        "episodes_with_gradient", 0)
+    return {"episodes_generated": generated, "episodes_with_gradient": with_gradient,
+            "gradient_share": with_gradient / generated if generated else None,
+            "questions_skipped_predictable": counts.get("skipped_predictable", 0)}

@@ -221,7 +221,7 @@ async def build_parts(cfg: TrainConfig, run_dir: Path, warehouse_path, ckpt: Pat
         functools.partial(workflow.run_episode, inference), ReaderSource(reader),
         batch_size=r.batch_size, group_size=r.group_size, max_in_flight=r.max_in_flight,
         eta=r.max_staleness, version=version, late_groups=r.late_groups,
-        dynamic_sampling=r.dynamic_sampling,
+        dynamic_sampling=r.dynamic_sampling, predictable_versions=r.predictable_versions,
         hot_episode_fns=[functools.partial(w.run_episode, inference) for w in hotter])
     if ckpt:
         cstate = dict(state["controller"])

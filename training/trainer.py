@@ -3,7 +3,7 @@
     questions (warehouse StreamReader) ─► RolloutController ─► workflow.run_episode ─► engine
                                                  │ batches (staleness ≤ η)
                                                  ▼
-      train engine (DeepSpeed): π_prox = forward_logprobs, train_batch(decoupled PPO)
+      train engine (DeepSpeed): π_prox = forward_logprobs (or loglinear), train_batch
                                                  │ export_weights → update_weights (interrupts)
                                                  ▼
       metrics.jsonl / TensorBoard, rollouts rows, checkpoints (model, optimizer, RNG,
@@ -31,8 +31,9 @@ from training.api import TrainingFailed, Trajectory
 from training.config import TrainConfig
 from training.controller import RolloutBatch
 from training.failures import engine_unreachable, unreachable_message
-from training.loss import grpo_advantages, make_ppo_loss_fn
-from training.metrics import MetricsLogger, checkpoint_dirs, plot_reward_curve, rotate_checkpoints
+from training.loss import grpo_advantages, make_ppo_loss_fn, prox_alpha
+from training.metrics import (MetricsLogger, checkpoint_dirs, gradient_metrics, plot_reward_curve,
+                              rotate_checkpoints)
 from training.setup import build_parts, rollout_records, write_resolved_config
 from training.warm_start import warm_start
 
@@ -86,7 +87,7 @@ def build_train_batch(batch: "RolloutBatch", pad_id: int) -> dict[str, Any]:
     rewards = torch.tensor([[t.reward for t in g] for g in batch.groups], dtype=torch.float32)
     adv = grpo_advantages(rewards).reshape(-1)
     trajs = batch.trajectories
-    seq_values = {"advantages": adv.tolist()}
+    seq_values = {"advantages": adv.tolist(), "staleness": batch.staleness}
     temperatures = [t.temperature for t in trajs]
     if None not in temperatures:   # the engine divides each row by what sampled it
         seq_values["temperature"] = temperatures
@@ -229,9 +230,11 @@ class _Trainer:
             return None
         t_wait = time.monotonic() - t0
         tensors = build_train_batch(batch, p.pad_id)
+        p.controller.count_gradient(int((tensors["advantages"] != 0).sum()))
         t1 = time.monotonic()
-        tensors["prox_logprobs"] = await asyncio.to_thread(p.train_engine.forward_logprobs,
-                                                           tensors)
+        if cfg.loss.prox_logp == "recompute":
+            tensors["prox_logprobs"] = await asyncio.to_thread(p.train_engine.forward_logprobs,
+                                                               tensors)
         t2 = time.monotonic()
         stats = await asyncio.to_thread(self._train_minibatches, tensors, batch.version)
         t3 = time.monotonic()
@@ -272,8 +275,11 @@ class _Trainer:
         gen = torch.Generator().manual_seed(self.cfg.seed * 100003 + version)
         order = torch.randperm(tensors["input_ids"].shape[0], generator=gen)
         totals: dict[str, float] = {}
-        for part in order.chunk(k):
-            stats = self.p.train_engine.train_batch(slice_batch(tensors, part), self.loss_fn)
+        for j, part in enumerate(order.chunk(k)):
+            rows = slice_batch(tensors, part)
+            if self.cfg.loss.prox_logp == "loglinear":   # no forward pass (training/loss.py)
+                rows["prox_alpha"] = prox_alpha(rows["staleness"], j / k)
+            stats = self.p.train_engine.train_batch(rows, self.loss_fn)
             for key, v in stats.items():
                 totals[key] = totals.get(key, 0.0) + float(v) / k
         return totals
@@ -283,10 +289,6 @@ class _Trainer:
         rewards = [t.reward for t, _, _ in finished]
         lengths = [len(t.output_ids) for t in trajs]
         mask = tensors["loss_mask"].bool()
-        kl = None
-        if "prox_logprobs" in tensors:  # KL(behaviour || proximal) on the trained tokens
-            d = (tensors["behav_logprobs"] - tensors["prox_logprobs"])[mask]
-            kl = float((d.exp() - 1 - d).mean()) if d.numel() else 0.0
         row = {
             "step": step, "policy_version": batch.version + 1, "trained_version": batch.version,
             "reward_mean": sum(rewards) / len(rewards) if rewards else None,
@@ -298,7 +300,7 @@ class _Trainer:
             "staleness_max": max(batch.staleness),
             "completion_len_mean": sum(lengths) / len(lengths), "completion_len_max": max(lengths),
             "prompt_len_mean": sum(len(t.prompt_ids) for t in trajs) / len(trajs),
-            "kl_behav_prox": kl,
+            "kl_behav_prox": stats.get("kl_behav_prox"),   # on the trained tokens
             "throughput_tokens_s": float(mask.sum()) / max(timings["step_s"], 1e-9),
             "throughput_episodes_s": len(rewards) / max(timings["step_s"], 1e-9),
             # every token the forward/backward passes saw, over their seconds (incl. π_prox)
@@ -313,6 +315,7 @@ class _Trainer:
             "groups_dropped_late": self.p.controller.counts["dropped_late"],
             "groups_filler_kept": self.p.controller.counts["groups_filler_kept"],
             "groups_replayed_hotter": self.p.controller.counts["groups_replayed_hotter"],
+            **gradient_metrics(self.p.controller.counts),
             "episode_time_cancelled_s": self.p.controller.cancelled_episode_s,
             "episodes_failed": self.p.controller.counts["episodes_failed"],
             **{k: v for k, v in self.p.controller.counts.items()
