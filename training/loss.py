@@ -1,4 +1,4 @@
-"""The RL objective: decoupled PPO (AReaL, Eq. 5) and GRPO group advantages.
+"""The RL objective: decoupled PPO (AReaL, Eq. 5), GRPO group advantages, the step's update.
 
 Plain functions over [B, T] tensors aligned as in `training/api.py` (completion tokens are
 where `loss_mask` is 1). `make_ppo_loss_fn` / `sft_loss_fn` build the `loss_fn(logprobs, batch)`
@@ -35,12 +35,15 @@ engine's numerics). AReaL labels θ a whole version ahead of π_prox (v_θ = V, 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import torch
 
+if TYPE_CHECKING:
+    from training.config import LossConfig
+
 __all__ = ["decoupled_ppo_loss", "grpo_advantages", "make_ppo_loss_fn", "sft_loss_fn",
-           "masked_mean", "prox_alpha", "loglinear_prox"]
+           "masked_mean", "prox_alpha", "loglinear_prox", "ppo_update"]
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -186,6 +189,26 @@ def make_ppo_loss_fn(eps_low: float = 0.2, eps_high: float = 0.28,
             denominator=None if denom is None else denom.reshape(-1)[0])
         return loss, stats
     return loss_fn
+
+
+def ppo_update(engine, tensors: dict, loss_fn, loss: "LossConfig", seed: int) -> dict[str, float]:
+    """The step's decoupled-PPO update on `engine`: one optimizer step per minibatch of rows
+    (`loss.ppo_minibatches`, shuffled by `seed`); the minibatches' mean stats. π_prox is
+    `tensors["prox_logprobs"]` (recompute), or with `loss.prox_logp: loglinear` the
+    approximation with each minibatch's α (module docstring), which needs no forward pass."""
+    from training.engines.batching import slice_batch
+
+    k = min(loss.ppo_minibatches, tensors["input_ids"].shape[0])
+    order = torch.randperm(tensors["input_ids"].shape[0],
+                           generator=torch.Generator().manual_seed(seed))
+    totals: dict[str, float] = {}
+    for j, part in enumerate(order.chunk(k)):
+        rows = slice_batch(tensors, part)
+        if loss.prox_logp == "loglinear":
+            rows["prox_alpha"] = prox_alpha(rows["staleness"], j / k)
+        for key, v in engine.train_batch(rows, loss_fn).items():
+            totals[key] = totals.get(key, 0.0) + float(v) / k
+    return totals
 
 
 def sft_loss_fn(logprobs: torch.Tensor, batch: Mapping[str, Any]):

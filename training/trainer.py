@@ -31,7 +31,7 @@ from training.api import TrainingFailed, Trajectory
 from training.config import TrainConfig
 from training.controller import RolloutBatch
 from training.failures import engine_unreachable, unreachable_message
-from training.loss import grpo_advantages, make_ppo_loss_fn, prox_alpha
+from training.loss import grpo_advantages, make_ppo_loss_fn, ppo_update
 from training.metrics import (MetricsLogger, checkpoint_dirs, gradient_metrics, plot_reward_curve,
                               rotate_checkpoints)
 from training.setup import build_parts, rollout_records, write_resolved_config
@@ -236,7 +236,8 @@ class _Trainer:
             tensors["prox_logprobs"] = await asyncio.to_thread(p.train_engine.forward_logprobs,
                                                                tensors)
         t2 = time.monotonic()
-        stats = await asyncio.to_thread(self._train_minibatches, tensors, batch.version)
+        stats = await asyncio.to_thread(ppo_update, p.train_engine, tensors, self.loss_fn,
+                                        cfg.loss, cfg.seed * 100003 + batch.version)
         t3 = time.monotonic()
         finished = p.controller.drain_finished()
         self._write_rollouts([(t, None, False) for t, _, acc in finished if not acc],
@@ -265,24 +266,6 @@ class _Trainer:
         if done and done % self.cfg.checkpoint_every:
             await self._checkpoint(done)
         return {"stopped": "stream_empty", "stopped_reason": why}
-
-    def _train_minibatches(self, tensors: dict, version: int) -> dict[str, float]:
-        import torch
-
-        from training.engines.batching import slice_batch
-
-        k = min(self.cfg.loss.ppo_minibatches, tensors["input_ids"].shape[0])
-        gen = torch.Generator().manual_seed(self.cfg.seed * 100003 + version)
-        order = torch.randperm(tensors["input_ids"].shape[0], generator=gen)
-        totals: dict[str, float] = {}
-        for j, part in enumerate(order.chunk(k)):
-            rows = slice_batch(tensors, part)
-            if self.cfg.loss.prox_logp == "loglinear":   # no forward pass (training/loss.py)
-                rows["prox_alpha"] = prox_alpha(rows["staleness"], j / k)
-            stats = self.p.train_engine.train_batch(rows, self.loss_fn)
-            for key, v in stats.items():
-                totals[key] = totals.get(key, 0.0) + float(v) / k
-        return totals
 
     def _row(self, step, batch, tensors, stats, finished, evaluation, timings) -> dict:
         trajs = batch.trajectories

@@ -109,3 +109,37 @@ def test_loss_fn_defaults_prox_to_behaviour():
     loss, stats = fn(_tok(0.5), batch)
     assert loss.item() == pytest.approx(-1.2)
     assert stats["clip_fraction"] == 1.0
+
+
+def test_prox_alpha_by_version_distance():
+    """α = s / (s + j/k): 1 on the first minibatch whatever the staleness, 0 for a fresh row
+    on a later one, between for a stale row on a later one."""
+    from training.loss import prox_alpha
+
+    s = torch.tensor([0.0, 1.0, 3.0])
+    assert prox_alpha(s, 0.0).tolist() == [1.0, 1.0, 1.0]
+    torch.testing.assert_close(prox_alpha(s, 0.5), torch.tensor([0.0, 1 / 1.5, 3 / 3.5]))
+
+
+def test_loglinear_loss_on_the_first_minibatch_is_the_recomputed_loss():
+    """With α = 1 π_prox is the forward's own log-probs: the loss, its gradient and its
+    statistics are those of a recomputed π_prox equal to them."""
+    from training.loss import prox_alpha
+
+    g = torch.Generator().manual_seed(0)
+    lp = torch.randn(3, 5, generator=g) - 2
+    behav = lp.detach() + 0.3 * torch.randn(3, 5, generator=g)
+    batch = {"behav_logprobs": behav, "advantages": torch.tensor([1.0, -0.5, 0.7]),
+             "loss_mask": torch.ones(3, 5), "staleness": torch.tensor([0.0, 1.0, 2.0])}
+    fn = L.make_ppo_loss_fn()
+    a = lp.clone().requires_grad_()
+    loss_a, st_a = fn(a, {**batch, "prox_alpha": prox_alpha(batch["staleness"], 0.0)})
+    loss_a.backward()
+    b = lp.clone().requires_grad_()
+    loss_b, st_b = fn(b, {**batch, "prox_logprobs": lp.clone()})
+    loss_b.backward()
+    assert loss_a.item() == loss_b.item() and st_a == st_b and st_a["kl_behav_prox"] > 0
+    assert torch.equal(a.grad, b.grad)
+    # α = 0 (a fresh row on a later minibatch) is the behaviour policy itself
+    loss_c, st_c = fn(lp.clone(), {**batch, "prox_alpha": torch.zeros(3)})
+    assert st_c["behav_weight_mean"] == 1.0 and st_c["kl_behav_prox"] == 0.0
