@@ -20,7 +20,8 @@ log π_prox is the log-prob under the weights before the step's update (version 
 trainer recomputes it with a forward pass (`loss.prox_logp: recompute`), or approximates it
 without one (`loglinear`, AReaL's `prox_logp_method: loglinear`): by the version distance,
 
-    α = (v_prox - v_behav) / (v_θ - v_behav),   log π_prox ≈ log π_behav + α · (log π_θ - log π_behav)
+    α = (v_prox - v_behav) / (v_θ - v_behav)
+    log π_prox ≈ log π_behav + α · (log π_θ - log π_behav)
 
 with log π_θ the training forward's own log-probs (detached), v_prox = V, v_behav = V - s for
 a row of staleness s (its group's start version: later turns of a long episode may be newer)

@@ -5,6 +5,7 @@ The episodes are a test double (an async function with a scripted reward), as in
 test_controller.py: the controller's bookkeeping is under test, not a model."""
 
 import asyncio
+import doctest
 
 import pytest
 
@@ -81,6 +82,15 @@ def groups_in_order(trajs):
         q, v, rewards = seen.setdefault(t.group_id, (t.question_id, t.start_version, []))
         rewards.append(t.reward)
     return list(seen.values())
+
+
+def test_doctests():
+    import training.metrics
+    import training.predictable
+
+    for module in (training.predictable, training.metrics):
+        result = doctest.testmod(module)
+        assert result.attempted >= 1 and result.failed == 0
 
 
 def test_predictable_questions_are_not_generated_again_within_the_window():
