@@ -157,6 +157,23 @@ def test_failing_episodes_are_dropped_counted_and_training_finishes(tmp_path, mo
 
 
 @pytest.mark.integration
+def test_predictable_questions_and_loglinear_prox_in_a_run(tmp_path):
+    """8 questions, 2 groups a step: the second epoch starts at step 5, and the questions
+    whose groups were all-equal in the first are skipped, not generated; π_prox without the
+    forward pass. Dynamic sampling off: every group trains, whatever its rewards."""
+    _run(tmp_path, steps=6, data={**SMALL["data"], "task_size": 8},
+         rollout={**SMALL["rollout"], "dynamic_sampling": False, "predictable_versions": 50},
+         loss={"ppo_minibatches": 2, "prox_logp": "loglinear"})
+    rows = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == list(range(7))
+    last = rows[-1]
+    assert last["questions_skipped_predictable"] > 0
+    assert last["gradient_share"] == pytest.approx(
+        last["episodes_with_gradient"] / last["episodes_generated"])
+    assert all(r["kl_behav_prox"] is not None and r["prox_s"] < 0.05 for r in rows[1:])
+
+
+@pytest.mark.integration
 def test_an_unreachable_engine_fails_the_run_with_one_error(tmp_path, monkeypatch):
     import httpx
 
