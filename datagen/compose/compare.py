@@ -77,12 +77,23 @@ def pairs(sides: list[Side], seed: int) -> list[tuple[Side, Side]]:
             met = against.setdefault(s.chain.root.url, set())
             if s.chain.root.named or len(met) >= PAIRS_PER_ENTITY:
                 continue
-            other = next((o for o in group if o.chain.root.url != s.chain.root.url
-                          and o.chain.root.url not in met and o.when[:4] != s.when[:4]), None)
+            other = _foil(group, s, met, rng)
             if other is not None:
                 met.add(other.chain.root.url)
                 out.append((s, other))
     return out
+
+
+def _foil(group: list[Side], s: Side, met: set[str], rng: random.Random) -> Side | None:
+    """The first side from a random place in the group that `s` can be compared with
+    (another entity, not met yet, another year): drawn, so no one entity is everyone's foil."""
+    start = rng.randrange(len(group))
+    for i in range(len(group)):
+        o = group[(start + i) % len(group)]
+        if o.chain.root.url != s.chain.root.url and o.chain.root.url not in met \
+                and o.when[:4] != s.when[:4]:
+            return o
+    return None
 
 
 def _order(side: Side) -> tuple[str, str, str, str]:

@@ -140,11 +140,20 @@ def _prose_facts(page: Page, sents: list[str], have: set[str]) -> list[Fact]:
             continue
         facts += _date_facts(page, s, have)
         found = patterns.year_verb(s)
-        if found and found[0] not in have:
+        if found and found[0] not in have and not _a_person(facts):
             rel, year, _ = found
             facts.append(Fact(page.title, page.url, rel, str(year), "year",
                               Evidence(page.url, s), "prose", typed=year))
     return facts
+
+
+_LIFE = frozenset({"born_on", "born_year", "died_on", "died_year"})
+
+
+def _a_person(facts: list[Fact]) -> bool:
+    """A page with a birth or death: 'She wrote a memoir, which was published in 1949' on
+    Maria von Trapp's page dates her book, not her (no one is published, founded or built)."""
+    return any(f.relation in _LIFE for f in facts)
 
 
 def _lead_facts(page: Page, first: str) -> list[Fact]:

@@ -206,3 +206,31 @@ def test_it_was_produced_by_on_a_bands_page_is_about_something_else():
     pages[0] = Page(pages[0].url, pages[0].title, pages[0].text, "",
                     ((BASE + "Jack_Endino", "Jack Endino"),))
     assert "produced_by" not in {f.relation for f in mine_pages(pages)}
+
+
+def test_a_year_a_persons_page_states_dates_their_work_not_them():
+    page = _page("Maria von Trapp", "Maria von Trapp (26 January 1905 – 28 March 1987) was an "
+                                    "Austrian singer. She wrote a memoir which was published "
+                                    "in 1949.")
+    rels = {f.relation for f in mine_pages([page])}
+    assert "born_on" in rels and "published_year" not in rels
+    film = _page("Heavy Traffic", PAGES["Heavy Traffic"] + " It was released in 1973.")
+    assert "released_year" in {f.relation for f in mine_pages([film])}
+
+
+def test_each_described_side_is_compared_with_a_drawn_foil(store):
+    from datagen.compose.compare import Side, pairs
+    from datagen.seeds.chain import Ask, Chain, Clause, Literal, Node
+    from datagen.seeds.records import Evidence
+
+    def side(name: str, year: int, described: bool) -> Side:
+        ev = Evidence(BASE + name, f"{name} was born in {year}.")
+        clauses = [Clause("is_a", "out", Literal("a director", "string"), "{v}", ev,
+                          BASE + name)] if described else []
+        root = Node(name, BASE + name, "director", clauses)
+        return Side(Chain(Ask("born_year", "", str(year), "year", ev), root), "born",
+                    "director", str(year))
+    sides = [side(f"D{i}", 1900 + i, True) for i in range(12)] + \
+            [side(f"N{i}", 1950 + i, False) for i in range(12)]
+    foils = {o.chain.root.name for _, o in pairs(sides, seed=0)}
+    assert len(foils) >= 6   # the group's first for every described side would be one
