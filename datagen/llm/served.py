@@ -41,13 +41,12 @@ def served_endpoint(model: str, *, timeout_s: float = 900.0,
     """Start vLLM's OpenAI server on `model` (registry name, folder or hub id) on a free
     loopback port, yield it, and stop it (the process group we started) whatever ends the
     block, SIGTERM included. `say` gets the start and up lines (the CLI prints them)."""
-    import tempfile
-
     from datagen.models import resolve_model
     from training.engines.vllm_server import launch_server, stop_server
     path = resolve_model(model)
     port = _free_port()
-    log_file = Path(tempfile.mkstemp(prefix=f"datagen-serve-{port}-", suffix=".log")[1])
+    log_file = serve_log(port)   # beside serve-model's, not a temp file a reboot removes
+    log_file.parent.mkdir(parents=True, exist_ok=True)
     say(f"starting vLLM on {model} at 127.0.0.1:{port} (log {log_file})")
     start = time.monotonic()
     with sigterm_interrupts():
@@ -67,8 +66,9 @@ def served_endpoint(model: str, *, timeout_s: float = 900.0,
 
 
 def serve_log(port: int) -> Path:
-    """Where `datagen serve-model` keeps vLLM's output unless --log names a file: logs/ in the
-    datagen data folder (beside the default warehouse and the pulled models)."""
+    """Where a vLLM server this project starts keeps its output (`datagen serve-model` unless
+    --log names a file; the one eval, band and compose start for a run): logs/ in the datagen
+    data folder, beside the default warehouse and the pulled models."""
     from warehouse.store import data_dir
     return data_dir() / "logs" / f"serve-model-{port}.log"
 
