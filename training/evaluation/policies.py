@@ -194,22 +194,30 @@ class LoadedPolicy:
 
     folder: Path
     tokenizer: "PreTrainedTokenizerBase"
-    engine: "HFInferenceEngine"
+    engine: "InferenceEngine"
 
     def close(self) -> None:
         self.engine.close()
 
 
-def load_policy(folder: str | Path, what: str = "policy") -> LoadedPolicy:
-    """The checkpoint at `folder` with its own tokenizer; `what` names the option in errors."""
-    from training.engines.hf_engine import HFInferenceEngine
+def load_policy(folder: str | Path, what: str = "policy",
+                rollout: RolloutConfig | None = None) -> LoadedPolicy:
+    """The checkpoint at `folder` with its own tokenizer; `what` names the option in errors.
+    Served as its run served it (`rollout`): in-process vLLM, batching the eval's concurrent
+    episodes, for a run that rolled out with vLLM; else HF generate, one sequence at a time."""
     from training.models import load_tokenizer
 
     folder = Path(folder)
     if not (folder / "config.json").is_file():
         raise PolicyError(f"{what}: {folder} is not a model folder (no config.json); give a "
                           "run's final/ or weights/vN folder, or an HF model dir")
-    return LoadedPolicy(folder, load_tokenizer(folder), HFInferenceEngine(folder))
+    if rollout is not None and rollout.inference == "vllm":
+        from training.engines.vllm_engine import VLLMInferenceEngine
+        engine = VLLMInferenceEngine(folder, **rollout.vllm_kwargs)
+    else:
+        from training.engines.hf_engine import HFInferenceEngine
+        engine = HFInferenceEngine(folder)
+    return LoadedPolicy(folder, load_tokenizer(folder), engine)
 
 
 @dataclass(frozen=True)
@@ -221,6 +229,7 @@ class RunSettings:
     max_new_tokens: int
     reward_mode: str
     config: Path | None = None
+    rollout: RolloutConfig | None = None   # the run's engine (vLLM and its kwargs, or HF)
 
     def note(self, path: Path) -> str:
         """One line saying where the settings came from (for the CLI to print)."""
@@ -249,7 +258,8 @@ def run_settings(checkpoint: Path) -> RunSettings:
     except (ValueError, OSError) as exc:
         raise PolicyError(f"checkpoint {checkpoint}: its run config {found[0]} does not load: "
                           f"{exc}") from exc
-    return RunSettings(cfg.agent, cfg.rollout.max_new_tokens, cfg.rollout.reward, found[0])
+    return RunSettings(cfg.agent, cfg.rollout.max_new_tokens, cfg.rollout.reward, found[0],
+                       cfg.rollout)
 
 
 def checkpoint_policy(path: Path, tools: "PageTools", settings: RunSettings, *,
@@ -259,7 +269,7 @@ def checkpoint_policy(path: Path, tools: "PageTools", settings: RunSettings, *,
     """(policy, close): the training agent in the environment `settings` over a checkpoint."""
     from training.search_env import SearchAgentWorkflow, SearchEnv
 
-    loaded = load_policy(path, "--policy checkpoint:")
+    loaded = load_policy(path, "--policy checkpoint:", settings.rollout)
     env = SearchEnv(_with_turns(settings.agent, max_turns), tools, use_tools=use_tools)
     agent = SearchAgentWorkflow(loaded.tokenizer, env, settings.max_new_tokens, temperature,
                                 settings.reward_mode, random.Random(seed))
