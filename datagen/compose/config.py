@@ -28,6 +28,9 @@ class ComposeConfig(EndpointSpec):
     search_uniqueness: bool = Field(True, description="judge uniqueness with search on pages "
                                     "the fact store does not fully know")
     # the LLM backend (datagen/compose/llm_backend.py)
+    llm_role: Lit["compose", "word"] = Field(
+        "compose", description="llm backend: the model picks steps and words seeds and chains "
+        "(compose), or words only the multi-page chains the engine builds (word)")
     max_concurrency: int = Field(4, ge=1, le=256)
     cache: bool = True
 

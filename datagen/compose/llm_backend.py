@@ -11,6 +11,9 @@ refuses it):
               does not name the answer is taken);
 - self-check: the model re-reads its question against the facts and the answer.
 
+With `compose.llm_role: word` the engine picks every step (the embedded composer's policy)
+and the model only words the chains that span two pages or more: seeds keep their template.
+
 Nothing the model says is trusted: the loop's own validator still checks every step (quotes
 verbatim, answer unchanged and unique, not leaked, every constraint worded). A failed call
 costs the seed it was for (the step EXITs or the wording is rejected); `LLMStop` (dead
@@ -26,6 +29,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, Sequence
 
 from datagen.compose.backend import ComposeBackend, StepOption
+from datagen.compose.embedded import EmbeddedBackend
 from datagen.llm import ChatClient, ChatRequest, ChatResult, EndpointConfig
 from datagen.seeds.chain import Chain, Literal, Node, render_question, render_value
 
@@ -113,8 +117,10 @@ class LLMBackend(ComposeBackend):
     name = "llm"
 
     def __init__(self, endpoint: EndpointConfig, *, n_wordings: int = 2, temperature: float = 0.7,
-                 self_check: bool = True, max_tokens: int = 160):
+                 self_check: bool = True, max_tokens: int = 160,
+                 engine: EmbeddedBackend | None = None):
         self.endpoint = endpoint
+        self.engine = engine   # set: the engine picks steps; the model words multi-page chains
         self.max_concurrency = endpoint.max_concurrency
         self.n_wordings, self.temperature = n_wordings, temperature
         self.self_check, self.max_tokens = self_check, max_tokens
@@ -148,6 +154,8 @@ class LLMBackend(ComposeBackend):
                   rng: random.Random) -> StepOption | None:
         """The model's pick among the first MAX_OPTIONS options; EXIT on a failed call or a
         pick that is not one of them."""
+        if self.engine is not None:
+            return self.engine.next_step(chain, options, target_hops, rng)
         shown = list(options)[:MAX_OPTIONS]
         if not shown:
             return None
@@ -170,6 +178,8 @@ class LLMBackend(ComposeBackend):
         """A wording that keeps every constraint and hides the answer, checked by the model;
         the draft (the embedded wording) when no sample of the model's passes."""
         draft = render_question(chain) or ""
+        if self.engine is not None and chain.hops < 2:
+            return draft or None   # wording only what the engine built across pages
         prompt = WORD_PROMPT.format(required=quoted(required(chain)), draft=draft)
         worded = self._wording(prompt, chain, "compose/word", draft + facts_block(chain))
         if worded is None and draft:
@@ -178,7 +188,10 @@ class LLMBackend(ComposeBackend):
         return worded or draft or None
 
     def write_seed(self, chain: Chain, rng: random.Random) -> str | None:
-        """The wording of a one-fact seed, written from the page's quote."""
+        """The wording of a one-fact seed, written from the page's quote (the template's
+        when the model only words the engine's chains)."""
+        if self.engine is not None:
+            return None
         ask, draft = chain.ask, render_question(chain) or ""
         prompt = SEED_PROMPT.format(
             ask=f"the {ask.relation.replace('_', ' ')} of {chain.root.name}",
@@ -386,4 +399,5 @@ def endpoint_config(cfg: Any) -> EndpointConfig:
 
 def make_llm_backend(cfg: Any) -> LLMBackend:
     """The backend `datagen compose --backend llm` uses (run.make_backend calls this)."""
-    return LLMBackend(endpoint_config(cfg))
+    engine = EmbeddedBackend(cfg.fuzz_rate) if cfg.llm_role == "word" else None
+    return LLMBackend(endpoint_config(cfg), engine=engine)

@@ -267,3 +267,25 @@ def test_a_weak_model_still_composes_and_stops_asking_its_unreliable_self_check(
         assert not any("Essex" in q or "good one" in q for q in questions)
     finally:
         wh.close()
+
+
+def test_a_wording_only_model_words_the_engines_multi_page_chains_alone(demo_crawled,
+                                                                        tmp_path):
+    """`compose.llm_role: word`: the engine picks every step; the model is asked to word only
+    chains over two pages or more (no step, no seed prompt), and what it words is stored."""
+    from datagen.compose.embedded import EmbeddedBackend
+
+    wh = _copy_warehouse(demo_crawled, tmp_path / "wh")
+    try:
+        with LoopbackLLM(scripted.respond, models=("loopback",)) as server:
+            backend = LLMBackend(fast_endpoint(server.base_url, model="loopback"),
+                                 engine=EmbeddedBackend())
+            cfg = ComposeConfig(backend="llm", endpoint=server.base_url, model="loopback",
+                                max_questions=6, batch_size=3, llm_role="word")
+            summary = run_compose(wh, cfg, backend=backend)
+        purposes = {r["purpose"] for r in wh.sql("SELECT purpose FROM llm_calls").to_pylist()}
+        assert summary.composed >= 3 and "compose/word" in purposes
+        assert not purposes & {"compose/step", "compose/seed"}, purposes
+        assert all(q.hops >= 2 for q in composed(wh))
+    finally:
+        wh.close()
