@@ -177,8 +177,20 @@ def arm_steps(s: Study, arm: str) -> list[Step]:
     train = Step(f"train_{arm}", datagen("train", "--config", config, "--run-dir", run,
                                          "-w", wh), run, "resume",
                  ((config, yaml.safe_dump(arm_config(s, arm), sort_keys=False)),))
-    return [train, eval_step(s, arm, "warm", f"checkpoint:{run / 'warm_start'}"),
-            eval_step(s, arm, "final", f"checkpoint:{run / 'final'}")]
+    steps = [train, eval_step(s, arm, "warm", f"checkpoint:{run / 'warm_start'}"),
+             eval_step(s, arm, "final", f"checkpoint:{run / 'final'}")]
+    return steps + ([heldout_step(s, run)] if arm == "d" else [])
+
+
+def heldout_step(s: Study, run: Path) -> Step:
+    """Arm d's final policy on the corpus build's own held-out questions (the recipe's
+    eval_where), by hops: do searches and pages seen rise with the pages a question needs?"""
+    out = s.root / "arms" / "d" / "eval_heldout"
+    where = recipe()["data"]["eval_where"]
+    return Step("eval_d_heldout", datagen(
+        "eval", "--policy", f"checkpoint:{run / 'final'}", "--where", where, "-w",
+        s.wh("corpus"), "--temperature", recipe()["rollout"]["eval_temperature"], "--seed", 0,
+        "--out", out, "--format", "json"), out)
 
 
 def plan(s: Study, arms: list[str]) -> list[Step]:
@@ -323,6 +335,21 @@ def cells(summ: dict) -> list[str]:
     return row + [str(every["questions"])]
 
 
+def heldout_lines(s: Study) -> list[str]:
+    """Arm d's final policy on the corpus build's held-out questions, by hops (pages)."""
+    path = s.root / "arms" / "d" / "eval_heldout" / "summary.json"
+    if not path.exists():
+        return []
+    by_hops = json.loads(path.read_text()).get("by_hops", {})
+    out = ["", "Arm d after RL on the corpus build's held-out questions (the recipe's "
+           "eval_where), by hops:", "", "| hops | questions | reward | searches | pages seen |",
+           "|---|---|---|---|---|"]
+    for hops, b in by_hops.items():
+        out.append(f"| {hops} | {b['questions']} | {b['reward_avg@1']:.3f} | "
+                   f"{b['searches']:.2f} | {b['pages_seen']:.2f} |")
+    return out
+
+
 def table(s: Study, arms: list[str], state: dict) -> str:
     """table.md: per arm and stage the eval figures; then every step's command and time."""
     lines = [f"# Search-agent study: {s.root}", "",
@@ -337,6 +364,7 @@ def table(s: Study, arms: list[str], state: dict) -> str:
             summ = summary(s, arm, stage)
             figures = cells(summ) if summ else ["not run"] + [""] * (len(COLUMNS) - 1)
             lines.append(f"| {arm} ({ARMS[arm]}) | {label} | " + " | ".join(figures) + " |")
+    lines += heldout_lines(s)
     lines += ["", "Arm a is the base model in a run folder beside the recipe's config, so every "
               "arm is played with the recipe's agent settings.", "",
               "| step | wall s | command |", "|---|---|---|"]
