@@ -140,8 +140,7 @@ def test_real_engine_logprobs_aligned_and_update_mid_episode(tok, hf_engine, tin
 
 
 def test_train_batch_masks_tool_output(tok):
-    from types import SimpleNamespace
-
+    from training.api import RolloutBatch
     from training.trainer import build_train_batch
 
     engine = ScriptedEngine(tok, ["<search>Varo</search>", "<answer>1934</answer>",
@@ -149,7 +148,7 @@ def test_train_batch_masks_tool_output(tok):
     agent = _agent(tok)
     a = asyncio.run(agent.run_episode(engine, ITEM))
     b = asyncio.run(agent.run_episode(engine, ITEM))
-    batch = build_train_batch(SimpleNamespace(groups=[[a, b]], trajectories=[a, b]), 0)
+    batch = build_train_batch(RolloutBatch([[a, b]], [ITEM], 0, [0, 0]), 0)
     row = batch["loss_mask"][0, len(a.prompt_ids):len(a.prompt_ids) + len(a.output_ids)]
     assert row.tolist() == a.loss_mask and batch["loss_mask"][1].sum() == len(b.output_ids)
 
