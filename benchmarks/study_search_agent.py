@@ -177,9 +177,10 @@ def arm_steps(s: Study, arm: str) -> list[Step]:
     train = Step(f"train_{arm}", datagen("train", "--config", config, "--run-dir", run,
                                          "-w", wh), run, "resume",
                  ((config, yaml.safe_dump(arm_config(s, arm), sort_keys=False)),))
-    steps = [train, eval_step(s, arm, "warm", f"checkpoint:{run / 'warm_start'}"),
-             eval_step(s, arm, "final", f"checkpoint:{run / 'final'}")]
-    return steps + ([heldout_step(s, run)] if arm == "d" else [])
+    # after RL first: the figure the study compares arms by, when a session runs short
+    final = [eval_step(s, arm, "final", f"checkpoint:{run / 'final'}")]
+    return [train, *final, *([heldout_step(s, run)] if arm == "d" else []),
+            eval_step(s, arm, "warm", f"checkpoint:{run / 'warm_start'}")]
 
 
 def heldout_step(s: Study, run: Path) -> Step:

@@ -120,7 +120,7 @@ def test_a_killed_eval_reruns_from_scratch_and_only_it(study, data, tmp_path):
 
     fake = Fake()
     run(study, root, data, fake, "--arms", "a,d", "--steps", "3")
-    assert [s.name for s in fake.calls] == ["eval_d_warm", "eval_d_final", "eval_d_heldout"]
+    assert [s.name for s in fake.calls] == ["eval_d_warm"]
     assert (root / "arms/d/eval_warm/summary.json").exists()
     assert len(json.loads((root / "state.json").read_text())
                ["steps"]["eval_d_warm"]["attempts"]) == 2
