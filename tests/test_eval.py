@@ -217,16 +217,17 @@ def test_the_cli_evaluates_an_endpoint_over_warehouse_pages(tmp_path, capsys):
 
 def test_eval_keeps_library_output_in_its_log(tmp_path, monkeypatch, capfd):
     """`datagen eval`'s body runs quietly: what libraries write to descriptors 1 and 2 goes to
-    OUT/eval.log, the project's progress lines stay on the console."""
+    OUT/eval.log, the project's lines (settings, episodes done) stay on the console."""
     import os
 
     from training.evaluation import EvalConfig
     from training.evaluation import run as eval_run
 
-    def noisy(cfg, note):
+    def noisy(cfg, note, advance):
         os.write(1, b"INFO vllm engine chatter\n")
         os.write(2, b"WARNING triton\n")
-        note("10/100 questions")
+        note("agent settings from the run config")
+        advance(10, 100)
         return "report"
 
     monkeypatch.setattr(eval_run, "evaluate", noisy)
@@ -235,4 +236,27 @@ def test_eval_keeps_library_output_in_its_log(tmp_path, monkeypatch, capfd):
     log = (tmp_path / "out" / "eval.log").read_text()
     assert "vllm engine chatter" in log and "triton" in log
     shown = capfd.readouterr()
-    assert "10/100 questions" in shown.err and "chatter" not in shown.out + shown.err
+    assert "agent settings" in shown.err and "eval 10/100 episodes" in shown.err
+    assert "chatter" not in shown.out + shown.err
+
+
+def test_an_eval_reports_its_episodes_as_it_goes():
+    """run_eval tells `advance` every twentieth episode and the last: a long eval off a
+    terminal prints lines as it goes instead of nothing until its summary."""
+    import asyncio
+
+    from training.evaluation.questions import EvalQuestion
+    from training.evaluation.run import run_eval
+    from training.evaluation.scoring import Attempt
+
+    class Echo:
+        reward_mode = "reward"
+
+        async def attempt(self, q, sample):
+            return Attempt(q.answers[0])
+
+    qs = [EvalQuestion(f"q{i}", f"What is {i}?", (str(i),)) for i in range(45)]
+    calls = []
+    rows = asyncio.run(run_eval(qs, Echo(), advance=lambda d, t: calls.append((d, t))))
+    assert len(rows) == 45 and calls[-1] == (45, 45) and len(calls) == 23
+    assert [d for d, _ in calls[:-1]] == list(range(2, 45, 2))

@@ -62,9 +62,11 @@ class EvalReport:
     trajectories: Path
 
 
-def evaluate(cfg: EvalConfig, note: Callable[[str], None] = lambda line: None) -> EvalReport:
+def evaluate(cfg: EvalConfig, note: Callable[[str], None] = lambda line: None,
+             advance: Callable[[int, int], None] = lambda done, total: None) -> EvalReport:
     """Run `cfg.policy` over the question set `k` times, score, write trajectories and the
-    summary into `cfg.out`; `note` hears where a checkpoint's agent settings came from."""
+    summary into `cfg.out`; `note` hears where a checkpoint's agent settings came from,
+    `advance(done, total)` the episodes finished (every twentieth of them)."""
     import warehouse
     from datagen.tools import PageTools
 
@@ -73,7 +75,7 @@ def evaluate(cfg: EvalConfig, note: Callable[[str], None] = lambda line: None) -
         questions = select_questions(wh, cfg)
         policy, close = build_policy(cfg, PageTools.open(wh), note)
         try:
-            rows = asyncio.run(run_eval(questions, policy, cfg.k))
+            rows = asyncio.run(run_eval(questions, policy, cfg.k, advance=advance))
         finally:
             close()
     finally:
@@ -88,9 +90,10 @@ def evaluate(cfg: EvalConfig, note: Callable[[str], None] = lambda line: None) -
 def evaluate_quietly(cfg: EvalConfig) -> EvalReport:
     """`evaluate` with the libraries' output (vLLM's engine, transformers, DeepSpeed) in
     OUT/eval.log (`datagen --verbose`: on the terminal), its progress lines on the console."""
-    from datagen.console import quiet_run, verbose_requested
-    with quiet_run(Path(cfg.out) / "eval.log", verbose=verbose_requested()) as console:
-        return evaluate(cfg, note=console.line)
+    from datagen.console import counted, quiet_run, verbose_requested
+    with quiet_run(Path(cfg.out) / "eval.log", verbose=verbose_requested()) as console, \
+            counted(console, "eval", "episodes") as advance:
+        return evaluate(cfg, note=console.line, advance=advance)
 
 
 def select_questions(wh: "Warehouse", cfg: EvalConfig) -> list[EvalQuestion]:
@@ -134,16 +137,21 @@ def build_policy(cfg: EvalConfig, tools: "PageTools", note: Callable[[str], None
 
 
 async def run_eval(questions: list[EvalQuestion], policy: Policy, k: int = 1,
-                   concurrency: int = 16) -> list[dict]:
+                   concurrency: int = 16,
+                   advance: Callable[[int, int], None] = lambda done, total: None) -> list[dict]:
     """One trajectory row per (question, sample): the attempt and its scores. Episodes run
     `concurrency` at a time: vLLM batches them (decoding a small model on a CPU reads every
     weight per step, so 16 at once cost little more than 8; 16 of 2,048 tokens fit the CPU
     KV cache)."""
-    gate = asyncio.Semaphore(concurrency)
+    gate, total, done = asyncio.Semaphore(concurrency), len(questions) * k, [0]
+    every = max(1, total // 20)
 
     async def one(q: EvalQuestion, i: int) -> dict:
         async with gate:
             a = await policy.attempt(q, i)
+        done[0] += 1
+        if done[0] % every == 0 or done[0] == total:
+            advance(done[0], total)
         return {"question_id": q.question_id, "sample": i, "band": q.band, "hops": q.hops,
                 "kind": q.kind, "type": type_group(q), "answer_in_support": q.answer_in_support,
                 **asdict(a),
