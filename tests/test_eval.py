@@ -260,3 +260,42 @@ def test_an_eval_reports_its_episodes_as_it_goes():
     rows = asyncio.run(run_eval(qs, Echo(), advance=lambda d, t: calls.append((d, t))))
     assert len(rows) == 45 and calls[-1] == (45, 45) and len(calls) == 23
     assert [d for d, _ in calls[:-1]] == list(range(2, 45, 2))
+
+
+def test_a_sigterm_ends_an_eval_with_its_policy_closed(tmp_path, monkeypatch):
+    """SIGTERM to `datagen eval` raises in the eval and closes the policy (an in-process vLLM
+    engine's processes were left behind, busy, when it was not)."""
+    import datetime as dt
+    import os
+    import signal
+    import threading
+
+    import warehouse
+    from training.evaluation import EvalConfig
+    from training.evaluation import run as eval_run
+    from training.evaluation.scoring import Attempt
+    from warehouse import PageRecord
+
+    now = dt.datetime.now(dt.timezone.utc)
+    with warehouse.open(tmp_path / "wh") as wh:
+        wh.append([PageRecord(url=u, title=t, text=x, content_hash=u, fetched_at=now)
+                   for u, (t, x) in PAGES.items()])
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"id": "q1", "question": "When did the Varo Bridge open?", "answers": ["1934"]}\n')
+    closed = []
+
+    class Slow:
+        reward_mode = "reward"
+
+        async def attempt(self, q, sample):
+            import asyncio
+            await asyncio.sleep(30)
+            return Attempt("1934")
+
+    monkeypatch.setattr(eval_run, "build_policy",
+                        lambda cfg, tools, note: (Slow(), lambda: closed.append(True)))
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM)).start()
+    cfg = EvalConfig("oracle", questions=q, warehouse=tmp_path / "wh", out=tmp_path / "out")
+    with pytest.raises(KeyboardInterrupt):
+        eval_run.evaluate(cfg)
+    assert closed == [True]

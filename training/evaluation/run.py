@@ -69,13 +69,15 @@ def evaluate(cfg: EvalConfig, note: Callable[[str], None] = lambda line: None,
     `advance(done, total)` the episodes finished (every twentieth of them)."""
     import warehouse
     from datagen.tools import PageTools
+    from warehouse.runs import sigterm_interrupts
 
     wh = warehouse.open(cfg.warehouse, create=False, read_only=True)
     try:
         questions = select_questions(wh, cfg)
         policy, close = build_policy(cfg, PageTools.open(wh), note)
-        try:
-            rows = asyncio.run(run_eval(questions, policy, cfg.k, advance=advance))
+        try:   # a SIGTERM too ends in close(): vLLM's engine processes go with the eval
+            with sigterm_interrupts():
+                rows = asyncio.run(run_eval(questions, policy, cfg.k, advance=advance))
         finally:
             close()
     finally:
