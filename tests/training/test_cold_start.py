@@ -119,3 +119,19 @@ def test_agent_cold_start_trains_on_rewarded_scripts_of_streamed_bands(wh, tiny_
     env.settings = env.settings.model_copy(update={"max_turns": 1})
     none = agent_warm_start(parts, cfg)
     assert none["reward_of_script"] == 0.0 and none["sequences"] == none["scripted"]
+
+
+def test_cold_start_draws_scripts_with_the_streams_band_weights():
+    """90 easy scripts beside 10 too_hard ones, weighted 1 : 3: three draws in four are
+    too_hard, as in the RL stream, not one in ten as in the warehouse."""
+    import random
+
+    from training.api import Trajectory
+    from training.search_env.warm import stream_weights
+
+    trajs = [Trajectory(f"q{i}", [1], [2], [0.0], [0], 1.0) for i in range(100)]
+    bands = {f"q{i}": "easy" if i < 90 else "too_hard" for i in range(100)}
+    weights = stream_weights(trajs, bands, {"easy": 1.0, "too_hard": 3.0})
+    drawn = random.Random(0).choices(trajs, weights, k=4000)
+    share = sum(bands[t.question_id] == "too_hard" for t in drawn) / len(drawn)
+    assert 0.72 < share < 0.78

@@ -200,11 +200,12 @@ def agent_warm_start(p, cfg, on_step=None) -> dict:
     if oracle:   # a script that ran out of turns or whose gold the reward refuses teaches no task
         trajs = [t for t in trajs if t.info.agent.reward_task > 0] or trajs
     rng = random.Random(cfg.seed)
+    weights = stream_weights(trajs, _bands(p.wh, where), cfg.data.band_weights)
     stats: dict = {}
     p.train_engine.set_lr(ws.lr)
     try:
         for i in range(ws.steps):
-            chosen = rng.sample(trajs, min(ws.batch_size, len(trajs)))
+            chosen = rng.choices(trajs, weights, k=ws.batch_size)
             stats = p.train_engine.train_batch(pack_sequences(
                 [t.prompt_ids for t in chosen], [t.output_ids for t in chosen], pad_id=p.pad_id,
                 output_masks=[t.loss_mask for t in chosen]), sft_loss_fn)
@@ -212,3 +213,23 @@ def agent_warm_start(p, cfg, on_step=None) -> dict:
     finally:
         p.train_engine.set_lr(None)
     return {**stats, "sequences": len(trajs), **scripted}
+
+
+def stream_weights(trajs: list[Trajectory], bands: dict[str, str],
+                   band_weights: dict[str, float]) -> list[float]:
+    """A draw weight per script such that the cold start's batches mix bands as the RL stream
+    does (a band's weight shared among its scripts), not as the warehouse holds them: a
+    band of a few hundred multi-page questions beside thousands of one-page ones still gets
+    its weight's share of the scripts."""
+    per_band: dict[str, int] = {}
+    for t in trajs:
+        per_band[bands[t.question_id]] = per_band.get(bands[t.question_id], 0) + 1
+    return [band_weights[bands[t.question_id]] / per_band[bands[t.question_id]] for t in trajs]
+
+
+def _bands(wh, where: str) -> dict[str, str]:
+    """question_id -> band over the warm start's pool."""
+    from warehouse.reader import select_items
+
+    return {i.question_id: i.band for i in select_items(wh, where, "md5(question_id)",
+                                                         WARM_QUESTIONS)}
