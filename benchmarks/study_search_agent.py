@@ -363,6 +363,58 @@ def heldout_lines(s: Study) -> list[str]:
     return out
 
 
+def question_rewards(s: Study, arm: str, stage: str) -> dict[str, float]:
+    """question_id -> reward (mean over its samples) of one eval's trajectories."""
+    path = s.eval_dir(arm, stage) / "trajectories.jsonl"
+    if not path.exists():
+        return {}
+    sums: dict[str, list[float]] = {}
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        sums.setdefault(row["question_id"], []).append(float(row["reward"]))
+    return {q: sum(r) / len(r) for q, r in sums.items()}
+
+
+def paired_bootstrap(x: dict[str, float], y: dict[str, float], n: int = 10_000,
+                     seed: int = 0) -> tuple[float, float, float, int]:
+    """(mean of x - y, 2.5 %, 97.5 % of the bootstrap over the questions both have, count):
+    resampling questions, not episodes, so the interval is about the question set."""
+    import numpy as np
+
+    common = sorted(set(x) & set(y))
+    diff = np.array([x[q] - y[q] for q in common])
+    idx = np.random.default_rng(seed).integers(0, len(diff), (n, len(diff)))
+    means = diff[idx].mean(axis=1)
+    return float(diff.mean()), float(np.quantile(means, 0.025)), \
+        float(np.quantile(means, 0.975)), len(common)
+
+
+def contrasts(s: Study, arms: list[str]) -> list[tuple[str, str, tuple]]:
+    """Arm d after RL against every other evaluated arm (a: zero-shot; the rest after RL)."""
+    if "d" not in arms:
+        return []
+    d = question_rewards(s, "d", "final")
+    out = []
+    for arm in (a for a in arms if a != "d"):
+        other = question_rewards(s, arm, "zero" if arm == "a" else "final")
+        if d and other:
+            out.append(("d", arm, paired_bootstrap(d, other)))
+    return out
+
+
+def contrast_lines(s: Study, arms: list[str]) -> list[str]:
+    """The paired-bootstrap table of d's reward against each other arm's."""
+    rows = contrasts(s, arms)
+    if not rows:
+        return []
+    out = ["", "Arm d after RL against each other arm (reward, paired over the eval questions, "
+           "10,000 bootstrap resamples of the questions):", "",
+           "| contrast | difference | 95 % interval | questions |", "|---|---|---|---|"]
+    for a, b, (mean, lo, hi, n) in rows:
+        out.append(f"| {a} − {b} | {mean:+.3f} | [{lo:+.3f}, {hi:+.3f}] | {n} |")
+    return out
+
+
 def table(s: Study, arms: list[str], state: dict) -> str:
     """table.md: per arm and stage the eval figures; then every step's command and time."""
     lines = [f"# Search-agent study: {s.root}", "",
@@ -377,7 +429,7 @@ def table(s: Study, arms: list[str], state: dict) -> str:
             summ = summary(s, arm, stage)
             figures = cells(summ) if summ else ["not run"] + [""] * (len(COLUMNS) - 1)
             lines.append(f"| {arm} ({ARMS[arm]}) | {label} | " + " | ".join(figures) + " |")
-    lines += heldout_lines(s)
+    lines += contrast_lines(s, arms) + heldout_lines(s)
     lines += ["", "Arm a is the base model in a run folder beside the recipe's config, so every "
               "arm is played with the recipe's agent settings.", "",
               "| step | wall s | command |", "|---|---|---|"]
@@ -441,6 +493,9 @@ def report(s: Study, arms: list[str], state: dict) -> None:
     print(f"wrote {s.root / 'table.md'} and {s.root / 'curves.png'}")
     for arm in arms:
         print(result_line(s, arm))
+    for a, b, (mean, lo, hi, n) in contrasts(s, arms):
+        print(f"RESULT study_search_agent contrast={a}-{b} diff={mean:+.3f} "
+              f"ci95=[{lo:+.3f},{hi:+.3f}] questions={n}")
 
 
 def parse_arms(text: str) -> list[str]:

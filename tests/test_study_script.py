@@ -57,7 +57,10 @@ class Fake:
             self.train(step.out, step.name == self.kill)
         elif step.name.startswith("eval_"):
             step.out.mkdir(parents=True)
-            (step.out / "trajectories.jsonl").write_text("{}\n")
+            good = {"q1"} | ({"q0"} if step.name.startswith("eval_d_") else set())
+            (step.out / "trajectories.jsonl").write_text("".join(
+                json.dumps({"question_id": q, "reward": float(q in good)}) + "\n"
+                for q in ("q0", "q1", "q2")))
             if step.name != self.kill:
                 summ = {"k": 1, "all": block(0.4), "by_type": {"bridge": block(0.3),
                                                                "yes/no": block(0.5)}}
@@ -104,6 +107,8 @@ def test_every_step_runs_once_then_a_rerun_skips_them_all(study, data, tmp_path,
     assert sum(line.startswith("RESULT study_search_agent arm=") for line in
                out.splitlines()) == 5
     assert "arm=d reward_warm=0.400 em_warm=0.200" in out and "reward_zero=0.400" in out
+    assert "contrast=d-c diff=+0.333" in out and "contrast=d-a diff=+0.333" in out
+    assert "| d − e | +0.333 |" in (root / "table.md").read_text()
 
     again = Fake()
     run(study, root, data, again, "--steps", "3")
