@@ -18,6 +18,8 @@ WarehouseOpt = Annotated[
                       "~/.local/share/datagen/warehouse."),
 ]
 
+SplitOpt = Annotated[Optional[str], typer.Option(
+    "--split", help="Only the file's rows whose split field is this (e.g. train, eval).")]
 EndpointOpt = Annotated[Optional[str], typer.Option(
     "--endpoint", help="OpenAI-compatible base URL of the model, e.g. "
                        "http://127.0.0.1:8000/v1.")]

@@ -10,8 +10,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from datagen.cli_common import (EndpointOpt, ModelOpt, UserError, WarehouseOpt, add_command,
-                                user_errors)
+from datagen.cli_common import (EndpointOpt, ModelOpt, SplitOpt, UserError, WarehouseOpt,
+                                add_command, user_errors)
 from datagen.cli_model import wants_local_endpoint, with_local_endpoint
 
 
@@ -26,8 +26,6 @@ QuestionsOpt = Annotated[Optional[Path], typer.Option(
     "--questions", help="JSONL with question and answers (shared/data/qa_benchmarks layout; "
                         "optional band, hops, support_titles, type, split; gold_pids name "
                         "support titles through a corpus.jsonl beside the file).")]
-SplitOpt = Annotated[Optional[str], typer.Option(
-    "--split", help="Only the --questions rows whose split field is this (e.g. eval).")]
 WhereOpt = Annotated[Optional[str], typer.Option(
     "--where", help="SQL condition over train_ready (instead of --questions).")]
 KOpt = Annotated[int, typer.Option("-k", min=1, help="Samples per question (avg@k, pass@k).")]

@@ -33,10 +33,13 @@ def type_name(annotation) -> str:
         return " \\| ".join(type_name(a) for a in args)
     if origin is not None:
         inner = ", ".join(type_name(a) for a in typing.get_args(annotation))
-        # probe: typing origins and annotations are library objects; some have no __name__
-        return f"{getattr(origin, '__name__', str(origin))}[{inner}]".replace("`", "")
-    # probe: an annotation may be a typing construct without __name__ (library object)
-    return getattr(annotation, "__name__", str(annotation))
+        return f"{_plain(origin)}[{inner}]".replace("`", "")
+    return _plain(annotation)
+
+
+def _plain(t) -> str:
+    """A class by its name (`int`, `list`); a typing construct as it prints."""
+    return t.__name__ if isinstance(t, type) else str(t)
 
 
 def default_text(field) -> str:

@@ -140,10 +140,11 @@ def test_an_answer_on_the_naming_page_closes_the_chain():
 
 
 @pytest.mark.parametrize("content, args, says", [
-    ("{not json\n", [], "not a questions JSONL file"),
+    ("{not json\n", [], "questions.jsonl:1: not JSON"),
     (None, [], "no such file"),
     (json.dumps({"id": "x", "question": "Q?"}) + "\n", [], "needs `question` and `answers`"),
     (json.dumps(QUESTIONS[0]) + "\n", ["--split", "dev"], "no row of"),
+    ("[1, 2]\n", [], "questions.jsonl:1: a row must be a JSON object, not list"),
 ])
 def test_bad_input_is_one_line(built, tmp_path, capsys, content, args, says):
     from datagen.cli import main

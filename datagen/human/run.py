@@ -13,6 +13,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Sequence
 
+from datagen.compose.run import NoPages
 from datagen.human.evidence import evidence_chain
 from datagen.human.records import (GOLD_PAGE_MISSING, NO_GOLD_PAGES, GoldPage, HumanQuestion,
                                    ImportConfig, ImportSummary)
@@ -23,10 +24,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 COMPOSER = "human"
-
-
-class NoPages(ValueError):
-    """The warehouse holds no stored pages for the questions' evidence."""
 
 
 def import_questions(wh: "Warehouse", questions: Sequence[HumanQuestion],
@@ -78,10 +75,10 @@ def _record(q: HumanQuestion, urls: dict[str, str], pages: dict[str, GoldPage],
                  ", ".join(t for t, s in zip(q.support_titles, stems) if s not in urls))
         return GOLD_PAGE_MISSING, None
     gold = list({urls[s]: pages[urls[s]] for s in stems}.values())
-    return "", to_record(q, evidence_chain(gold, q.question, q.answers), cfg)
+    return "", human_record(q, evidence_chain(gold, q.question, q.answers), cfg)
 
 
-def to_record(q: HumanQuestion, evidence: Sequence[Evidence],
+def human_record(q: HumanQuestion, evidence: Sequence[Evidence],
               cfg: ImportConfig) -> QuestionRecord:
     """A question row of composer `human`: hops = the distinct pages its evidence quotes."""
     from datagen.compose.run import question_id

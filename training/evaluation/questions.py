@@ -44,10 +44,19 @@ def load_questions_jsonl(path: str | Path, split: str | None = None) -> list[Eva
 
 
 def _rows(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """(line number, row) of a JSONL file, blank lines skipped."""
+    """(line number, row) of a JSONL file, blank lines skipped; a line that is not a JSON
+    object is a user error naming it."""
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            yield n, json.loads(line)
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{n}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}:{n}: a row must be a JSON object, not "
+                             f"{type(row).__name__}")
+        yield n, row
 
 
 def select_split(path: str | Path, rows: list[tuple[int, dict]],
