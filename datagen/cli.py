@@ -7,13 +7,13 @@ command bodies, so `datagen --help` stays instant.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 
 import typer
 
-from datagen import (cli_band, cli_build, cli_compose, cli_crawl, cli_eval, cli_import,
-                     cli_model, cli_train, cli_warehouse)
+from datagen import (cli_band, cli_build, cli_compose, cli_crawl, cli_eval, cli_model,
+                     cli_train, cli_warehouse)
+from datagen.console import quiet_progress_bars_off_a_terminal
 
 app = typer.Typer(
     name="datagen",
@@ -31,17 +31,9 @@ def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
-for module in (cli_build, cli_warehouse, cli_crawl, cli_compose, cli_import, cli_band, cli_train,
-               cli_eval, cli_model):
+for module in (cli_build, cli_warehouse, cli_crawl, cli_compose, cli_band, cli_train, cli_eval,
+               cli_model):
     module.register(app)
-
-
-def quiet_progress_bars_off_a_terminal() -> None:
-    """Library progress bars (transformers' "Loading weights", vLLM's, tqdm's) only on a terminal:
-    in a build's output, a CI log or a test log they are noise. Inherited by subprocesses."""
-    if not sys.stderr.isatty():
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TQDM_DISABLE", "1")
 
 
 def main(argv: list[str] | None = None) -> int:

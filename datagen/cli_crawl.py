@@ -26,16 +26,8 @@ def demo_world(
     seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same world).")] = 0,
 ) -> None:
     """Write the built-in demo world: HTML pages + index + sitemap + robots.txt + ground truth."""
-    import time
-
-    from datagen.demo_world import build_world, write_world
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file; give a folder")
-    t = time.perf_counter()
-    world = build_world(entities, seed)
-    write_world(world, out)
-    typer.echo(f"wrote {len(world)} entity pages and {len(world.facts)} facts to {out} "
-               f"in {time.perf_counter() - t:.1f} s (ground truth: {out / 'facts.jsonl'})")
+    from datagen.demo_world import write_demo_world
+    typer.echo(write_demo_world(out, entities, seed))
 
 
 @user_errors
@@ -50,11 +42,7 @@ def site(
     Only the corpus text is read, never a questions file beside it.
     """
     from datagen.corpus_site import write_corpus_site
-    w = write_corpus_site(corpus, out)
-    typer.echo(f"wrote {w.pages} pages and {w.links} links ({w.shape}) to {out} in "
-               f"{w.seconds:.1f} s")
-    typer.echo(f"next: datagen crawl {out}   or   datagen build {out} (offline, with "
-               "verify.decontamination: ../shared/data/qa_benchmarks/ or off in --config)")
+    typer.echo(write_corpus_site(corpus, out).report())
 
 
 @user_errors

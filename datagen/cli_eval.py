@@ -1,21 +1,25 @@
-"""CLI command `datagen eval` (kept light to import): it builds an EvalConfig and calls
-`training.evaluation.evaluate`, which runs and scores the policy."""
+"""CLI commands over people's questions (kept light to import): `datagen eval` builds an
+EvalConfig and calls `training.evaluation`, which runs and scores the policy;
+`datagen import-questions` stores a questions file as composer `human` (datagen.human)."""
 
 from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from datagen.cli_common import (EndpointOpt, ModelOpt, SplitOpt, UserError, WarehouseOpt,
-                                add_command, user_errors)
+from datagen.cli_common import (EndpointOpt, ModelOpt, SplitOpt, WarehouseOpt, add_command,
+                                open_warehouse, user_errors)
+from datagen.config_io import validate
 from datagen.cli_model import wants_local_endpoint, with_local_endpoint
 
 
 def register(app: typer.Typer) -> None:
+    add_command(app, "import-questions", import_questions_cmd)
     add_command(app, "eval", eval_cmd)
 
 
@@ -37,7 +41,8 @@ MaxTurnsOpt = Annotated[Optional[int], typer.Option(
 TemperatureOpt = Annotated[float, typer.Option("--temperature")]
 OutOpt = Annotated[Optional[Path], typer.Option(
     "--out", help="Folder for trajectories.jsonl and summary.json (default runs/eval).")]
-FormatOpt = Annotated[str, typer.Option("--format", help="table or json (the summary).")]
+Format = Enum("Format", {v: v for v in ("table", "json")}, type=str)   # Typer checks it
+FormatOpt = Annotated[Format, typer.Option("--format", help="table or json (the summary).")]
 SeedOpt = Annotated[int, typer.Option("--seed")]
 
 
@@ -46,16 +51,12 @@ def eval_cmd(policy: PolicyOpt, questions: QuestionsOpt = None, split: SplitOpt 
              where: WhereOpt = None, warehouse: WarehouseOpt = None, k: KOpt = 1,
              limit: LimitOpt = None, no_tools: NoToolsOpt = False, max_turns: MaxTurnsOpt = None,
              endpoint: EndpointOpt = None, model: ModelOpt = None,
-             temperature: TemperatureOpt = 1.0, out: OutOpt = None, fmt: FormatOpt = "table",
-             seed: SeedOpt = 0) -> None:
+             temperature: TemperatureOpt = 1.0, out: OutOpt = None,
+             fmt: FormatOpt = Format.table, seed: SeedOpt = 0) -> None:
     """Run a policy over a question set: EM, F1, verifiers accuracy (judge and reward modes),
     avg@k and pass@k, turns, tool calls, searches and pages seen per episode, by band, hops
-    and type; trajectories as JSONL.
-
-    Type is the file's `type`, else derived: a comparison when the answer is
-    yes/no, or when both gold titles are named in the question and it has a
-    comparing word (or, both, common, share, same) or the answer names one of
-    them; else a bridge. Yes/no answers are reported apart (type=yes/no).
+    and type (the file's, else derived from the question and its gold titles; yes/no
+    apart); trajectories as JSONL.
 
     Pages for search/open come from --warehouse. `--policy endpoint --model
     NAME` without --endpoint serves the model with vLLM for the run.
@@ -66,11 +67,34 @@ def eval_cmd(policy: PolicyOpt, questions: QuestionsOpt = None, split: SplitOpt 
     from training.evaluation import EvalConfig
     from training.evaluation.run import evaluate_quietly
     from training.evaluation.scoring import summary_table
-    if fmt not in ("table", "json"):
-        raise UserError(f"--format must be table or json (got {fmt!r})")
     cfg = EvalConfig(policy, warehouse, questions, where, k, limit, not no_tools, max_turns,
                      endpoint, model, temperature, seed, out or Path("runs") / "eval", split)
     report = evaluate_quietly(cfg)
-    print(json.dumps(report.summary) if fmt == "json" else summary_table(report.summary, k))
+    print(json.dumps(report.summary) if fmt is Format.json else summary_table(report.summary, k))
     print(f"trajectories: {report.trajectories}", file=sys.stderr)
 
+
+FileArg = Annotated[Path, typer.Argument(
+    help="JSONL of id, question, answers, gold_pids (titles through the corpus.jsonl beside "
+         "it) or support_titles, optional type and split (hotpotqa_dev685's layout).")]
+
+
+@user_errors
+def import_questions_cmd(file: FileArg, split: SplitOpt = None,
+                         warehouse: WarehouseOpt = None) -> None:
+    """Import people's questions as questions of composer `human`, evidence quoted from their
+    gold pages, to verify and band like the engine's.
+
+    Type (bridge or comparison) and aliases as `datagen eval` reads them; hops = the gold
+    pages found. A question whose gold pages are not all in the warehouse is skipped and
+    counted by reason; importing again adds nothing. Then, for these questions only:
+    `datagen verify --where "composer = 'human'"` and `datagen band --where "question_id in
+    (select question_id from questions where composer = 'human')"`.
+    """
+    from datagen.human import ImportConfig, import_questions
+    from training.evaluation.questions import load_questions_jsonl
+    cfg = validate(ImportConfig, {"questions": file, "split": split}, "import-questions")
+    questions = load_questions_jsonl(cfg.questions, cfg.split)   # bad rows: ValueError
+    with open_warehouse(warehouse, create=False) as wh:
+        summary = import_questions(wh, questions, cfg)
+    typer.echo(summary.line())

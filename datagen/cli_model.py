@@ -40,12 +40,8 @@ def pull(name: Annotated[str, typer.Argument(help="A registry name (`datagen mod
 @user_errors
 def list_models() -> None:
     """The registry's models, whether each is pulled, and where."""
-    from datagen.models import REGISTRY, is_pulled, models_dir
-    root = models_dir()
-    for spec in REGISTRY.values():
-        state = "pulled" if is_pulled(root / spec.name) else "not pulled"
-        typer.echo(f"{spec.name}  [{state}]  {spec.licence}  {spec.description}")
-    typer.echo(f"models folder: {root}")
+    from datagen.models import registry_lines
+    typer.echo("\n".join(registry_lines()))
 
 
 @user_errors

@@ -37,8 +37,6 @@ def query(
     from warehouse.query import FORMATTERS, run_query
     table = run_query(warehouse, sql, as_of=as_of)
     sys.stdout.write(FORMATTERS[fmt.value](table))
-    if fmt is QueryFormat.json:
-        sys.stdout.write("\n")
 
 
 @user_errors

@@ -116,3 +116,11 @@ def verbose_requested() -> bool:
 
     ctx = get_current_context(silent=True)
     return bool(ctx and ctx.find_root().params.get("verbose"))
+
+
+def quiet_progress_bars_off_a_terminal() -> None:
+    """Library progress bars (transformers' "Loading weights", vLLM's, tqdm's) only on a terminal:
+    in a build's output, a CI log or a test log they are noise. Inherited by subprocesses."""
+    if not sys.stderr.isatty():
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TQDM_DISABLE", "1")

@@ -37,6 +37,13 @@ class WrittenSite:
     links: int
     seconds: float
 
+    def report(self) -> str:
+        """What `datagen site` prints: what it wrote, and the next command."""
+        return (f"wrote {self.pages} pages and {self.links} links ({self.shape}) to {self.out} "
+                f"in {self.seconds:.1f} s\nnext: datagen crawl {self.out}   or   datagen build "
+                f"{self.out} (offline, with verify.decontamination: ../shared/data/qa_benchmarks/"
+                " or off in --config)")
+
 
 def write_corpus_site(corpus: str | Path, out_dir: str | Path) -> WrittenSite:
     """Write `corpus` as a site in `out_dir` (new or empty, so two corpora never mix)."""

@@ -190,8 +190,8 @@ def _jsonable(value: Any) -> Any:
 
 
 def to_json(table: pa.Table) -> str:
-    """One JSON array of row objects."""
-    return json.dumps(table.to_pylist(), default=_jsonable, ensure_ascii=False)
+    """One JSON array of row objects, on a line of its own."""
+    return json.dumps(table.to_pylist(), default=_jsonable, ensure_ascii=False) + "\n"
 
 
 def to_csv(table: pa.Table) -> str:

@@ -216,3 +216,17 @@ def load_facts(out_dir: str | Path) -> list[WorldFact]:
                           row["value_type"], row["subject_path"], row["object_id"],
                           row["object_path"], value))
     return facts
+
+
+def write_demo_world(out: Path, entities: int, seed: int) -> str:
+    """`datagen demo-world`: build and write the world; the line saying what and where."""
+    import time
+
+    from datagen.demo_world.generate import build_world
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; give a folder")
+    t = time.perf_counter()
+    world = build_world(entities, seed)
+    write_world(world, out)
+    return (f"wrote {len(world)} entity pages and {len(world.facts)} facts to {out} "
+            f"in {time.perf_counter() - t:.1f} s (ground truth: {out / FACTS_FILE})")

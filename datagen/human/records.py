@@ -70,3 +70,13 @@ class ImportSummary:
                 "existing": self.existing, "skipped": dict(self.skipped),
                 "by_hops": {str(k): v for k, v in sorted(self.by_hops.items())},
                 "by_kind": dict(self.by_kind)}
+
+    def line(self) -> str:
+        """What `datagen import-questions` prints: imported, already stored, skipped by
+        reason, hops and kind."""
+        skipped = ", ".join(f"{k} {v}" for k, v in sorted(self.skipped.items())) or "none"
+        hops = ", ".join(f"{k}: {v}" for k, v in sorted(self.by_hops.items()))
+        kinds = ", ".join(f"{k}: {v}" for k, v in sorted(self.by_kind.items()))
+        return (f"read {self.questions} questions: imported {self.imported}, already stored "
+                f"{self.existing}, skipped {skipped}; hops {{{hops}}}; kind {{{kinds}}} "
+                f"(run {self.run_id})")

@@ -7,13 +7,13 @@ The file tree is in datagen/README.md.
 
 from datagen.models.pull import (
     ChecksumMismatch, ModelError, NotPulled, PullFailed, PullResult, UnknownModel, is_pulled,
-    models_dir, pull_model,
+    models_dir, pull_model, registry_lines,
 )
 from datagen.models.registry import REGISTRY, ModelSpec, WheelFile
 from datagen.models.resolve import resolve_model
 
 __all__ = [
     "REGISTRY", "ModelSpec", "WheelFile", "pull_model", "PullResult", "resolve_model",
-    "models_dir", "is_pulled", "ModelError", "UnknownModel", "NotPulled", "PullFailed",
+    "models_dir", "is_pulled", "registry_lines", "ModelError", "UnknownModel", "NotPulled", "PullFailed",
     "ChecksumMismatch",
 ]

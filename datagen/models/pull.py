@@ -200,3 +200,12 @@ def _marker(spec: ModelSpec) -> dict:
             "member_sha256": spec.source.member_sha256, "licence": spec.licence,
             "transformers": transformers.__version__,
             "pulled_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def registry_lines() -> list[str]:
+    """`datagen model list`: each registry model, whether it is pulled, and the folder."""
+    from datagen.models.registry import REGISTRY
+    root = models_dir()
+    return [f"{spec.name}  [{'pulled' if is_pulled(root / spec.name) else 'not pulled'}]  "
+            f"{spec.licence}  {spec.description}" for spec in REGISTRY.values()] + \
+        [f"models folder: {root}"]
