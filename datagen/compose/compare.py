@@ -18,11 +18,14 @@ from datagen.seeds.chain import Chain, render_node, trace
 from warehouse import QuestionRecord, content_id
 
 # ask relation -> what is compared; the question's wordings, first and later
-COMPARED_DATES = {"born_on": "born", "born_year": "born", "released_year": "released",
-         "published_year": "published", "founded_year": "founded"}
+COMPARED_DATES = {"born_on": "born", "born_year": "born", "died_on": "died",
+                  "died_year": "died", "released_year": "released",
+                  "published_year": "published", "founded_year": "founded"}
 COMPARE_ASKS = {
     "born": (["Who was born first, {a} or {b}?", "Which of {a} and {b} was born earlier?"],
              ["Who was born later, {a} or {b}?", "Which of {a} and {b} was born more recently?"]),
+    "died": (["Who died first, {a} or {b}?", "Which of {a} and {b} died earlier?"],
+             ["Who died later, {a} or {b}?", "Which of {a} and {b} died more recently?"]),
     "released": (["Which came out first, {a} or {b}?", "Which was released earlier, {a} or {b}?"],
                  ["Which came out later, {a} or {b}?", "Which was released more recently, {a} "
                   "or {b}?"]),
@@ -32,7 +35,7 @@ COMPARE_ASKS = {
 }
 SHARE = 0.3   # comparisons at most this share of a run's multi-page questions
 MAX_WORDS = 45   # two quoted clozes side by side: right, but no one would ask it
-PAIRS_PER_ENTITY = 2   # a described entity compared with two others at most
+PAIRS_PER_ENTITY = 3   # a described entity compared with three others at most
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ class Side:
     """A kept question's entity and the date its ask states (ISO date or year)."""
 
     chain: Chain
-    kind: str           # born | released | published | founded
+    kind: str           # born | died | released | published | founded
     noun: str           # the entity's kind ('director', 'film'): sides of one noun pair up
     when: str           # sortable: 'YYYY' or 'YYYY-MM-DD'
 

@@ -234,3 +234,25 @@ def test_each_described_side_is_compared_with_a_drawn_foil(store):
             [side(f"N{i}", 1950 + i, False) for i in range(12)]
     foils = {o.chain.root.name for _, o in pairs(sides, seed=0)}
     assert len(foils) >= 6   # the group's first for every described side would be one
+
+
+def test_death_years_compare_who_died_first():
+    """'Who died first, the producer of Heavy Traffic or Gregory La Cava?': a death date
+    on each side's page is compared as a birth date is, in its own words."""
+    from datagen.compose.compare import Side, compare, side_of
+    from datagen.seeds.chain import Ask, Chain, Clause, Literal, Node
+    from datagen.seeds.records import Evidence
+
+    def chain(name: str, year: str, described: bool) -> Chain:
+        ev = Evidence(BASE + name, f"{name} (1900 - {year}) was a producer.")
+        clauses = [Clause("is_a", "out", Literal("a producer", "string"), "{v}", ev,
+                          BASE + name)] if described else []
+        return Chain(Ask("died_year", "", year, "year", ev), Node(name, BASE + name, "producer",
+                                                                  clauses))
+    winner, other = side_of(chain("Steve Krantz", "2007", True), "producer"), \
+        side_of(chain("Gregory La Cava", "1952", False), "producer")
+    assert isinstance(winner, Side) and winner.kind == other.kind == "died"
+    question, evidence = compare(winner, other, random.Random(0))
+    assert "died" in question and ("later" in question or "recently" in question), question
+    assert "Steve Krantz" not in question and "Gregory La Cava" in question
+    assert evidence[-1].quote.startswith("Steve Krantz")
