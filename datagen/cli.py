@@ -7,13 +7,14 @@ command bodies, so `datagen --help` stays instant.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import typer
 
 from datagen import (cli_band, cli_build, cli_compose, cli_crawl, cli_eval, cli_model,
                      cli_train, cli_warehouse)
-from datagen.console import quiet_progress_bars_off_a_terminal
+from datagen.console import quiet_progress_env
 
 app = typer.Typer(
     name="datagen",
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     # The DeepSpeed launcher appends --local_rank=N to every process (LOCAL_RANK is set too).
     args = [a for a in args if not a.startswith("--local_rank")]
-    quiet_progress_bars_off_a_terminal()
+    os.environ.update(quiet_progress_env())   # progress bars only on a terminal
     try:
         app(args=args, prog_name="datagen")
     except SystemExit as exc:  # Typer/click end every run with SystemExit(code)

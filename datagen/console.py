@@ -118,9 +118,12 @@ def verbose_requested() -> bool:
     return bool(ctx and ctx.find_root().params.get("verbose"))
 
 
-def quiet_progress_bars_off_a_terminal() -> None:
-    """Library progress bars (transformers' "Loading weights", vLLM's, tqdm's) only on a terminal:
-    in a build's output, a CI log or a test log they are noise. Inherited by subprocesses."""
-    if not sys.stderr.isatty():
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TQDM_DISABLE", "1")
+def quiet_progress_env() -> dict[str, str]:
+    """What the entry point adds to the environment so that library progress bars
+    (transformers' "Loading weights", vLLM's, tqdm's) show only on a terminal: in a build's
+    output, a CI log or a test log they are noise. Inherited by subprocesses; a variable the
+    user set is kept."""
+    if sys.stderr.isatty():
+        return {}
+    return {k: "1" for k in ("HF_HUB_DISABLE_PROGRESS_BARS", "TQDM_DISABLE")
+            if k not in os.environ}

@@ -12,8 +12,8 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("datagen", "verifiers", "difficulty", "warehouse", "flows", "training")
 # (file, function): a command's body, where a program starts.
 ENTRY_POINTS = {("datagen/cli_train.py", "train"),
-                # called first thing in `datagen`'s main(): quiet library progress bars in logs
-                ("datagen/cli.py", "quiet_progress_bars_off_a_terminal")}
+                # `datagen`'s main(): quiet library progress bars in logs
+                ("datagen/cli.py", "main")}
 _MUTATORS = {"setdefault", "update", "pop", "popitem", "clear", "__setitem__", "__delitem__"}
 
 

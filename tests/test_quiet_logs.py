@@ -11,8 +11,9 @@ import pytest
 LOAD = """
 import sys
 if sys.argv[1] == "quiet":
-    from datagen.cli import quiet_progress_bars_off_a_terminal
-    quiet_progress_bars_off_a_terminal()
+    import os
+    from datagen.console import quiet_progress_env
+    os.environ.update(quiet_progress_env())
 from transformers import AutoModelForCausalLM, LlamaConfig
 cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
                   num_attention_heads=2, num_key_value_heads=1)
