@@ -189,19 +189,10 @@ def test_an_endpoint_runs_the_training_agent_loop():
 
 def test_the_cli_evaluates_an_endpoint_over_warehouse_pages(tmp_path, capsys):
     """`datagen eval --policy endpoint`: parse, build the policy in training, run, print."""
-    import datetime as dt
-
-    import warehouse
     from datagen.cli import main
     from tests.llm.loopback import LoopbackLLM
-    from warehouse import PageRecord
 
-    now = dt.datetime.now(dt.timezone.utc)
-    with warehouse.open(tmp_path / "wh") as wh:
-        wh.append([PageRecord(url=u, title=t, text=x, content_hash=u, fetched_at=now)
-                   for u, (t, x) in PAGES.items()])
-    q = tmp_path / "q.jsonl"
-    q.write_text('{"id": "q1", "question": "When did the Varo Bridge open?", "answers": ["1934"]}\n')
+    q = _bridge_question(tmp_path)
 
     def respond(body):
         seen = body["messages"][-1]["content"]
@@ -265,23 +256,15 @@ def test_an_eval_reports_its_episodes_as_it_goes():
 def test_a_sigterm_ends_an_eval_with_its_policy_closed(tmp_path, monkeypatch):
     """SIGTERM to `datagen eval` raises in the eval and closes the policy (an in-process vLLM
     engine's processes were left behind, busy, when it was not)."""
-    import datetime as dt
     import os
     import signal
     import threading
 
-    import warehouse
     from training.evaluation import EvalConfig
     from training.evaluation import run as eval_run
     from training.evaluation.scoring import Attempt
-    from warehouse import PageRecord
 
-    now = dt.datetime.now(dt.timezone.utc)
-    with warehouse.open(tmp_path / "wh") as wh:
-        wh.append([PageRecord(url=u, title=t, text=x, content_hash=u, fetched_at=now)
-                   for u, (t, x) in PAGES.items()])
-    q = tmp_path / "q.jsonl"
-    q.write_text('{"id": "q1", "question": "When did the Varo Bridge open?", "answers": ["1934"]}\n')
+    q = _bridge_question(tmp_path)
     closed = []
 
     class Slow:
@@ -299,3 +282,19 @@ def test_a_sigterm_ends_an_eval_with_its_policy_closed(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         eval_run.evaluate(cfg)
     assert closed == [True]
+
+
+def _bridge_question(tmp_path):
+    """A warehouse of PAGES at tmp_path/wh and a one-question file beside it (its path)."""
+    import datetime as dt
+
+    import warehouse
+    from warehouse import PageRecord
+
+    now = dt.datetime.now(dt.timezone.utc)
+    with warehouse.open(tmp_path / "wh") as wh:
+        wh.append([PageRecord(url=u, title=t, text=x, content_hash=u, fetched_at=now)
+                   for u, (t, x) in PAGES.items()])
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"id": "q1", "question": "When did the Varo Bridge open?", "answers": ["1934"]}\n')
+    return q
