@@ -52,7 +52,8 @@ class RemoteInferenceEngine(InterruptibleEngine):
         }
         seg = Segment()
         finish = None
-        async with self._client.stream("POST", "/v1/completions", json=body) as resp:
+        resp = await self._send("POST", "/v1/completions", json=body)
+        try:
             if resp.status_code != 200:
                 detail = (await resp.aread()).decode(errors="replace")[:500]
                 raise RuntimeError(f"vLLM server answered {resp.status_code}: {detail}")
@@ -66,6 +67,8 @@ class RemoteInferenceEngine(InterruptibleEngine):
                 lps = (choice.get("logprobs") or {}).get("token_logprobs") or []
                 seg.logprobs += lps[: len(ids)]
                 finish = choice.get("finish_reason") or finish
+        finally:
+            await resp.aclose()
         if len(seg.logprobs) != len(seg.ids):
             raise RuntimeError("server returned token ids without their logprobs")
         from training.engines.vllm_engine import _finish
@@ -73,8 +76,26 @@ class RemoteInferenceEngine(InterruptibleEngine):
         seg.finish_reason = _finish(finish, len(seg.ids), max_new_tokens)
         return seg
 
+    async def _send(self, method: str, path: str, **kwargs):
+        """Send a request, its response left open for streaming. A pooled keep-alive connection
+        the server closed while idle fails before any response ("Server disconnected without
+        sending a response": vLLM closes idle connections after 5 s, httpx keeps them 5 s, so
+        the two race); nothing reached the server's handler then, so the request is sent once
+        more on a fresh connection. A failure after the response began is raised."""
+        import httpx
+
+        try:
+            return await self._client.send(self._client.build_request(method, path, **kwargs),
+                                           stream=True)
+        except httpx.RemoteProtocolError:
+            logger.debug("%s %s: connection closed before a response; resending", method, path)
+            return await self._client.send(self._client.build_request(method, path, **kwargs),
+                                           stream=True)
+
     async def _post(self, path: str, **kwargs) -> None:
-        resp = await self._client.post(path, **kwargs)
+        resp = await self._send("POST", path, **kwargs)
+        await resp.aread()
+        await resp.aclose()
         if resp.status_code != 200:
             raise RuntimeError(f"POST {path} -> {resp.status_code}: {resp.text[:500]}")
 
