@@ -35,7 +35,7 @@ COMPARE_ASKS = {
 }
 SHARE = 0.3   # comparisons at most this share of a run's multi-page questions
 MAX_WORDS = 45   # two quoted clozes side by side: right, but no one would ask it
-PAIRS_PER_ENTITY = 3   # a described entity compared with three others at most
+PAIRS_PER_ENTITY = 4   # a described entity compared with four others at most
 
 
 @dataclass(frozen=True)
