@@ -29,11 +29,12 @@ class _OneRequestPerConnection(socketserver.StreamRequestHandler):
                 key, _, value = line.partition(":")
                 headers[key.lower()] = value.strip()
             self.rfile.read(int(headers.get("content-length", 0)))
+            path = head.split()[1].split("?")[0]
             if n == 1:
-                self.server.dropped.append(head.split()[1].split("?")[0])
+                self.server.dropped.append(path)
                 return  # closed without a response
-            self.server.served.append(head.split()[1].split("?")[0])
-            self._answer(head.split()[1])
+            self.server.served.append(path)
+            self._answer(path)
 
     def _answer(self, path):
         if path == "/v1/completions":

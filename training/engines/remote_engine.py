@@ -84,13 +84,12 @@ class RemoteInferenceEngine(InterruptibleEngine):
         more on a fresh connection. A failure after the response began is raised."""
         import httpx
 
+        request = self._client.build_request(method, path, **kwargs)
         try:
-            return await self._client.send(self._client.build_request(method, path, **kwargs),
-                                           stream=True)
+            return await self._client.send(request, stream=True)
         except httpx.RemoteProtocolError:
             logger.debug("%s %s: connection closed before a response; resending", method, path)
-            return await self._client.send(self._client.build_request(method, path, **kwargs),
-                                           stream=True)
+            return await self._client.send(request, stream=True)
 
     async def _post(self, path: str, **kwargs) -> None:
         resp = await self._send("POST", path, **kwargs)
