@@ -70,6 +70,7 @@ class AgentInfo:
     tool_errors: dict[str, int] = field(default_factory=dict)   # by reason
     reward_task: float = 0.0
     reward_format: float = 0.0
+    reward_evidence: float = 0.0     # agent.evidence_reward's share (training episodes only)
 
     @property
     def answered(self) -> bool:

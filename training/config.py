@@ -223,6 +223,12 @@ class AgentConfig(_Strict):
         "those sharing most words with the query first")
     format_reward: float = Field(0.0, ge=0, le=0.1, description="added when an answer "
                                  "is given (logged apart from the task reward)")
+    evidence_reward: float = Field(
+        0.0, ge=0, le=0.5, description="training only: an answer that earns less than full "
+        "task reward earns this much more times (1 - task reward) times the share of the "
+        "question's evidence pages whose text the episode was shown, so a group that answers "
+        "wrong but reads more or less of the chain still has a signal (logged apart; the "
+        "held-out agent and `datagen eval` score the answer alone)")
 
 
 class RebandConfig(_Strict):

@@ -143,11 +143,14 @@ def _workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
 
 def search_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",
                      wh: "Warehouse | None") -> tuple[Workflow, Workflow]:
-    """(training, evaluation) agents for a TrainConfig, with the page tools over `wh`."""
+    """(training, evaluation) agents for a TrainConfig, with the page tools over `wh` (and
+    its questions' evidence pages when agent.evidence_reward pays for them)."""
     from datagen.tools import PageTools
     from training.search_env import agent_workflows as build
+    from training.search_env.warm import evidence_pages
 
-    return build(cfg, tokenizer, PageTools.open(wh))
+    pages = evidence_pages(wh) if wh is not None and cfg.agent.evidence_reward else None
+    return build(cfg, tokenizer, PageTools.open(wh), pages)
 
 
 def user_agent_workflows(cfg: TrainConfig, tokenizer: "PreTrainedTokenizerBase",

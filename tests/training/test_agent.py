@@ -111,6 +111,28 @@ def test_turn_limit_context_budget_and_format_term(tok):
     assert m["agent/answer_rate"] == pytest.approx(1 / 3) and m["agent/context_overflows"] == 1
 
 
+def test_evidence_credit_pays_a_wrong_answer_for_the_chain_it_read(tok):
+    """A two-page question answered wrong: reading both pages earns twice reading one; no
+    answer earns nothing; a right answer stays 1; an agent given no evidence pays the answer
+    alone (the held-out agent's case)."""
+    both = {"q1": frozenset({"http://w/varo", "http://w/lake"})}
+    agent = _agent(tok, max_turns=3, evidence_reward=0.2, evidence=both)
+    play = lambda a, turns: asyncio.run(a.run_episode(ScriptedEngine(tok, turns), ITEM))  # noqa: E731
+    read_two = ["<open>http://w/varo</open>", "<open>http://w/lake</open>"]
+    one = play(agent, ["<open>http://w/varo</open>", "<answer>1900</answer>"])
+    two = play(agent, read_two + ["<answer>1900</answer>"])
+    silent = play(agent, read_two + ["hmm"])
+    right = play(agent, ["<open>http://w/varo</open>", "<answer>1934</answer>"])
+    assert (one.reward, two.reward) == (pytest.approx(0.1), pytest.approx(0.2))
+    assert (two.info.agent.reward_task, two.info.agent.reward_evidence) == (0.0, pytest.approx(0.2))
+    assert silent.reward == 0.0 and right.reward == 1.0
+    assert play(_agent(tok, max_turns=3, evidence_reward=0.2), read_two + ["<answer>1900</answer>"]
+                ).reward == 0.0
+    assert agent_metrics([one, two])["agent/reward_evidence"] == pytest.approx(0.15)
+    with pytest.raises(ValueError, match="evidence_reward"):
+        _agent(tok, evidence_reward=0.6)
+
+
 def test_real_engine_logprobs_aligned_and_update_mid_episode(tok, hf_engine, tiny_model_dir):
     """Random tiny model: turns are mostly malformed, so episodes run to the turn limit. The
     behaviour logprobs of model tokens equal a fresh forward pass over the whole sequence,

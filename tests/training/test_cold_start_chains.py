@@ -114,3 +114,13 @@ def test_train_where_narrows_the_stream_and_the_cold_start(wh, tiny_model_dir):
     assert {t.question_id for t in trajs} == narrowed
     with pytest.raises(ValueError, match="data.train_where 'no_such_column = 1' is not a valid"):
         resolve_split(DataConfig(train_where="no_such_column = 1"), wh)
+
+
+def test_evidence_pages_are_each_train_ready_questions_chain(wh):
+    """agent.evidence_reward's denominators: every train_ready question's distinct pages."""
+    from training.search_env.warm import evidence_pages
+
+    _fill(wh)
+    pages = evidence_pages(wh)
+    assert pages["bridge"] == frozenset({"http://w/lake", "http://w/varo"})
+    assert pages["town3"] == frozenset({"http://w/town3"}) and len(pages) == 10

