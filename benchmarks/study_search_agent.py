@@ -429,7 +429,7 @@ def table(s: Study, arms: list[str], state: dict) -> str:
             summ = summary(s, arm, stage)
             figures = cells(summ) if summ else ["not run"] + [""] * (len(COLUMNS) - 1)
             lines.append(f"| {arm} ({ARMS[arm]}) | {label} | " + " | ".join(figures) + " |")
-    lines += contrast_lines(s, arms) + heldout_lines(s)
+    lines += contrast_lines(s, arms) + heldout_lines(s) + rl_lines(s, arms)
     lines += ["", "Arm a is the base model in a run folder beside the recipe's config, so every "
               "arm is played with the recipe's agent settings.", "",
               "| step | wall s | command |", "|---|---|---|"]
@@ -439,6 +439,28 @@ def table(s: Study, arms: list[str], state: dict) -> str:
         flag = "" if rec["done"] else " (unfinished)"
         lines.append(f"| {name}{flag} | {wall:.0f} | `{last}` |")
     return "\n".join(lines) + "\n"
+
+
+def rl_lines(s: Study, arms: list[str]) -> list[str]:
+    """Per trained arm, from its metrics.jsonl: RL steps, median step time, RL wall time and
+    the run-long share of generated episodes that carried a gradient."""
+    import statistics
+
+    out = ["", "RL of each trained arm (metrics.jsonl):", "",
+           "| arm | RL steps | median step s | RL wall s | episodes generated | with a gradient |"
+           " gradient share | groups dropped, no signal |", "|---|---|---|---|---|---|---|---|"]
+    for arm in (a for a in arms if a != "a"):
+        path = s.run_dir(arm) / "metrics.jsonl"
+        rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] \
+            if path.exists() else []
+        rows = [r for r in rows if r.get("step", 0) > 0 and "step_s" in r]
+        if rows:
+            last, times = rows[-1], [r["step_s"] for r in rows]
+            out.append(f"| {arm} ({ARMS[arm]}) | {last['step']} | {statistics.median(times):.0f} "
+                       f"| {sum(times):.0f} | {last['episodes_generated']} | "
+                       f"{last['episodes_with_gradient']} | {last['gradient_share']:.2f} | "
+                       f"{last['groups_dropped_no_signal']} |")
+    return out if len(out) > 5 else []
 
 
 def reward_curve(run: Path) -> tuple[list[int], list[float]]:

@@ -77,7 +77,9 @@ class Fake:
         if killed:
             return
         rows = [{"step": 0, "reward_mean": None}] + [
-            {"step": i, "reward_mean": 0.1 * i} for i in (1, 2, 3)]
+            {"step": i, "reward_mean": 0.1 * i, "step_s": 10.0 * i,
+             "episodes_generated": 20 * i, "episodes_with_gradient": 16 * i,
+             "gradient_share": 0.8, "groups_dropped_no_signal": i} for i in (1, 2, 3)]
         (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         (run / "warm_start").mkdir()
         (run / "final").mkdir()
@@ -183,6 +185,7 @@ def test_report_only_writes_the_table_and_curves_of_what_ran(study, data, tmp_pa
     row = "| d (corpus, all) | RL | 0.400 | 0.200 | 0.400 | 1.50 | 2.25 | 0.300 / 0.150 (n=3) | — |"
     assert row in md   # bridge figures, no comparison question
     assert "| b (demo build) | cold start | not run" in md and "| a (zero-shot) | zero-shot |" in md
+    assert "| d (corpus, all) | 3 | 20 | 60 | 60 | 48 | 0.80 | 3 |" in md
     assert (root / "curves.png").read_bytes()[:4] == b"\x89PNG"
     steps, rewards = study.reward_curve(root / "arms/d/run")
     assert steps == [1, 2, 3] and rewards == pytest.approx([0.1, 0.2, 0.3])
