@@ -450,10 +450,7 @@ def rl_lines(s: Study, arms: list[str]) -> list[str]:
            "| arm | RL steps | median step s | RL wall s | episodes generated | with a gradient |"
            " gradient share | groups dropped, no signal |", "|---|---|---|---|---|---|---|---|"]
     for arm in (a for a in arms if a != "a"):
-        path = s.run_dir(arm) / "metrics.jsonl"
-        rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] \
-            if path.exists() else []
-        rows = [r for r in rows if r.get("step", 0) > 0 and "step_s" in r]
+        rows = [r for r in metric_rows(s.run_dir(arm)) if "step_s" in r]
         if rows:
             last, times = rows[-1], [r["step_s"] for r in rows]
             out.append(f"| {arm} ({ARMS[arm]}) | {last['step']} | {statistics.median(times):.0f} "
@@ -463,12 +460,17 @@ def rl_lines(s: Study, arms: list[str]) -> list[str]:
     return out if len(out) > 5 else []
 
 
-def reward_curve(run: Path) -> tuple[list[int], list[float]]:
-    """(steps, training reward) of a run's metrics.jsonl; the step-0 row has none."""
+def metric_rows(run: Path) -> list[dict]:
+    """The RL steps' rows of a run's metrics.jsonl (none when it has none; no step-0 row)."""
     path = run / "metrics.jsonl"
     rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] \
         if path.exists() else []
-    rows = [r for r in rows if r.get("step", 0) > 0 and r.get("reward_mean") is not None]
+    return [r for r in rows if r.get("step", 0) > 0]
+
+
+def reward_curve(run: Path) -> tuple[list[int], list[float]]:
+    """(steps, training reward) of a run's metrics.jsonl; the step-0 row has none."""
+    rows = [r for r in metric_rows(run) if r.get("reward_mean") is not None]
     return [r["step"] for r in rows], [r["reward_mean"] for r in rows]
 
 

@@ -149,21 +149,21 @@ class SearchAgentWorkflow:
             task, rule = answer_reward(answer, item.answer, tuple(item.answer_aliases or ()),
                                        item.question, self.reward_mode, finished=finished)
         fmt = self.env.settings.format_reward if answer is not None else 0.0
-        found = self.evidence_credit(item.question_id, ep.seen) if answer is not None else 0.0
+        found = ((1 - task) * self.evidence_credit(item.question_id, ep.seen)
+                 if answer is not None else 0.0)
         info = EpisodeInfo(
             reward_rule=rule, finish_reason="stop" if finished else "length", episode_s=seconds,
             n_interruptions=ep.interruptions, agent=AgentInfo(
                 answer=answer, overflow=overflow, n_search=ep.calls["search"],
                 n_open=ep.calls["open"], n_pages_seen=len(ep.seen),
                 tool_errors=dict(ep.errors), reward_task=task,
-                reward_format=fmt, reward_evidence=(1 - task) * found))
+                reward_format=fmt, reward_evidence=found))
         return Trajectory(
             question_id=item.question_id, prompt_ids=ep.prompt, output_ids=ep.ids,
             output_logprobs=ep.logprobs, output_versions=ep.versions,
-            reward=task + fmt + (1 - task) * found,
+            reward=task + fmt + found,
             n_turns=ep.turns, loss_mask=ep.mask, info=info,
             text=self.tokenizer.decode(ep.ids, skip_special_tokens=False))
-
 
     def evidence_credit(self, question_id: str, seen: set[str]) -> float:
         """`evidence_reward` x the share of the question's evidence pages among `seen`
