@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from training.api import GenerationRequest
+from training.engines import reaper
 from training.engines.base import InterruptibleEngine, Segment, segment_seed
 
 logger = logging.getLogger(__name__)
@@ -112,8 +113,12 @@ class VLLMInferenceEngine(InterruptibleEngine):
     def __init__(self, model_path: str | Path, *, version: int = 0, **kwargs: Any):
         super().__init__(version)
         self._args = engine_args(model_path, **kwargs)
+        before = set(reaper.descendants(os.getpid()))
         # Built on the engine's own loop so vLLM's output handler lives there for good.
         self.llm = self.run_sync(self._build())
+        # its engine core and worker processes die with this one, even by SIGKILL
+        self._reaper = reaper.watch([p for p in reaper.descendants(os.getpid())
+                                     if p not in before])
         self.max_model_len = self.llm.model_config.max_model_len  # what vLLM settled on
 
     async def _build(self):
@@ -181,6 +186,7 @@ class VLLMInferenceEngine(InterruptibleEngine):
             # Its __del__ calls shutdown again, at interpreter exit when vLLM's module
             # globals are already gone (a TypeError on stderr): make that a no-op.
             llm.shutdown = lambda *args, **kwargs: None
+        reaper.stop(self._reaper)
         super().close()
 
 
