@@ -160,9 +160,10 @@ def test_arm_configs_differ_only_in_their_stream_and_load(study, data, tmp_path)
     run(study, root, data, Fake(), "--arms", "b,c,d,e", "--steps", "4")
     cfgs = {a: load_config(root / "arms" / a / "config.yaml") for a in "bcde"}
     assert {c.steps for c in cfgs.values()} == {4} and {c.seed for c in cfgs.values()} == {0}
-    assert {c.warm_start.steps for c in cfgs.values()} == {8}
+    recipe = load_config(SCRIPT.parents[1] / "examples" / "search_agent_cpu.yaml")
+    assert {c.warm_start.steps for c in cfgs.values()} == {recipe.warm_start.steps}
     where = {a: c.data.train_where for a, c in cfgs.items()}
-    base = load_config(SCRIPT.parents[1] / "examples" / "search_agent_cpu.yaml").data.train_where
+    base = recipe.data.train_where
     assert where["b"] == where["d"] == base and where["c"] == f"({base}) and hops = 1"
     assert "lake.questions where composer = 'human'" in where["e"] and base in where["e"]
 
