@@ -15,37 +15,11 @@ from pathlib import Path
 import pytest
 
 import warehouse
+from training.engines.reaper import descendants, start_time
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 CONFIG = "demo: {entities: 30, seed: 7}\ncrawl: {batch_size: 5}\n"
-
-
-def descendants(pid: int) -> set[int]:
-    """Every live process below `pid` (Linux /proc)."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2:].split()
-            parents.setdefault(int(fields[1]), []).append(int(entry.name))
-    out, todo = set(), [pid]
-    while todo:
-        kids = parents.get(todo.pop(), [])
-        out.update(kids)
-        todo.extend(kids)
-    return out
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def pages(root: Path) -> int:
@@ -83,7 +57,7 @@ def test_one_sigterm_ends_a_build_and_keeps_what_it_committed(tmp_path):
     assert took < 10 and code == 130, (took, code, out)
     assert out.strip().splitlines()[-1] == "interrupted"
     time.sleep(1)  # a child's own exit after its parent's may take a moment
-    assert not [pid for pid in children if alive(pid)], out
+    assert not [pid for pid in children if start_time(pid) is not None], out
     with warehouse.open(root, read_only=True) as wh:
         assert wh.count("pages") >= stored
         runs = {r["kind"]: r["status"] for r in wh.sql("select kind, status from runs")

@@ -40,15 +40,14 @@ def start_time(pid: int) -> str | None:
 
 def descendants(pid: int) -> list[int]:
     """Every live process below `pid`, from each process's parent in /proc (no psutil)."""
-    parent: dict[int, int] = {}
+    children: dict[int, list[int]] = {}
     for entry in Path("/proc").glob("[0-9]*"):
         fields = _stat(int(entry.name))
         if fields:
-            parent[int(entry.name)] = int(fields[1])
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
     out, todo = [], [pid]
     while todo:
-        above = todo.pop()
-        kids = [p for p, pp in parent.items() if pp == above]
+        kids = children.get(todo.pop(), [])
         out += kids
         todo += kids
     return out
