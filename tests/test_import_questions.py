@@ -28,6 +28,8 @@ QUESTIONS = [   # gold_pids in the opposite order of the chain: the import order
      "split": "train"},
     {"id": "c1", "question": "Which opened first, the Varo Bridge or the Kesto Dam?",
      "answers": ["Varo Bridge"], "type": None, "gold_pids": ["p3", "p1"], "split": "train"},
+    {"id": "y1", "question": "Are the Varo Bridge and the Kesto Dam both on the Kesto river?",
+     "answers": ["yes"], "type": None, "gold_pids": ["p1", "p3"], "split": "train"},
     {"id": "m1", "question": "Which was built first, the Varo Bridge or Nore Mill?",
      "answers": ["Nore Mill"], "type": None, "gold_pids": ["p1", "p9"], "split": "train"},
     {"id": "e1", "question": "Where was the surveyor of the Varo Bridge born?",
@@ -77,12 +79,13 @@ def _human_rows(wh_path) -> dict[str, dict]:
 def test_import_stores_ordered_verbatim_chains_and_skips_with_a_reason(built, capsys):
     out = _import(built, capsys)
     new, stored = map(int, re.search(r"imported (\d+), already stored (\d+)", out).groups())
-    assert new + stored == 2 and "gold_page_missing 1" in out
+    assert new + stored == 3 and "gold_page_missing 1" in out
     rows = _human_rows(built[0])
-    assert sorted(rows) == ["b1", "c1"]          # eval's e1 not imported, m1 skipped
+    assert sorted(rows) == ["b1", "c1", "y1"]    # eval's e1 not imported, m1 skipped
     bridge, comparison = rows["b1"], rows["c1"]
     assert (bridge["hops"], bridge["hop_kind"]) == (2, "bridge")
     assert (comparison["hops"], comparison["hop_kind"]) == (2, "comparison")
+    assert (rows["y1"]["hop_kind"], rows["y1"]["answer_type"]) == ("comparison", "yes_no")
     assert bridge["answer"] == "Vellmar" and bridge["answer_aliases"] == ["Vellmar town"]
     chain = [(e["url"].rsplit("/", 1)[-1], e["quote"]) for e in bridge["evidence"]]
     assert chain == [("Varo_Bridge.html", "It was built by Ada Krell and opened in 1934."),
@@ -96,15 +99,15 @@ def test_importing_again_adds_nothing(built, capsys):
     _import(built, capsys)
     first = _human_rows(built[0])
     out = _import(built, capsys)
-    assert "imported 0, already stored 2" in out
+    assert "imported 0, already stored 3" in out
     assert _human_rows(built[0]).keys() == first.keys()
     import warehouse
     with warehouse.open(built[0], read_only=True) as wh:
         stored = wh.sql("select count(*) as n from questions where composer = 'human'")
         summary = json.loads(wh.sql("select summary from runs where kind = 'import' order by "
                                     "started_at desc limit 1").column(0)[0].as_py())
-    assert stored.column(0)[0].as_py() == 2
-    assert summary["skipped"] == {"gold_page_missing": 1} and summary["existing"] == 2
+    assert stored.column(0)[0].as_py() == 3
+    assert summary["skipped"] == {"gold_page_missing": 1} and summary["existing"] == 3
 
 
 def test_band_and_verify_take_the_imported_questions_alone(built, capsys):
@@ -117,13 +120,13 @@ def test_band_and_verify_take_the_imported_questions_alone(built, capsys):
     human = "question_id in (select question_id from questions where composer = 'human')"
     assert main(["band", "--where", human, "-w", wh]) == 0   # band's rows have no composer
     assert main(["verify", "--where", human, "--decontamination", "off", "-w", wh]) == 0
-    assert "checked 2 questions" in capsys.readouterr().out
+    assert "checked 3 questions" in capsys.readouterr().out
     import warehouse
     with warehouse.open(built[0], read_only=True) as wh_:
         banded = wh_.sql(f"select distinct question_id from difficulty where {human}")
         verdicts = wh_.sql(f"select check_name, status from verdicts where {human}").to_pylist()
-    assert banded.num_rows == 2
-    assert [v["status"] for v in verdicts if v["check_name"] == "grounded"] == ["pass", "pass"]
+    assert banded.num_rows == 3
+    assert [v["status"] for v in verdicts if v["check_name"] == "grounded"] == ["pass"] * 3   # a yes: two pages' quotes
     assert len({v["check_name"] for v in verdicts}) == 6   # every check but decontamination
 
 

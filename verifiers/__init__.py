@@ -13,7 +13,7 @@ from verifiers.equivalence import EquivalenceScore, is_equivalent, score_answer,
 from verifiers.extract import extract_final_answer
 from verifiers.judge import JudgeError, LLMJudge
 from verifiers.mathcheck import MathTimeout, math_equivalent
-from verifiers.normalize import squad_normalize
+from verifiers.normalize import squad_normalize, yes_or_no
 from verifiers.candidates import answer_type
 from verifiers.reward import REWARD_MODES, RewardResult, reward, score_response
 from verifiers.runner import CheckTally, ChecksSummary, default_checks, run_check, run_checks
@@ -21,7 +21,7 @@ from verifiers.shortcut import Shortcut, is_shortcut, shortcut_flags, shortcut_p
 from verifiers.uniqueness import PageWords, UniqueAnswer, question_terms
 
 __all__ = [
-    "is_equivalent", "score_answer", "EquivalenceScore", "token_f1", "squad_normalize",
+    "is_equivalent", "score_answer", "EquivalenceScore", "token_f1", "squad_normalize", "yes_or_no",
     "extract_final_answer", "math_equivalent", "MathTimeout",
     "reward", "score_response", "RewardResult", "REWARD_MODES", "answer_type", "LLMJudge", "JudgeError",
     "Check", "QuestionCheck", "CheckContext", "CheckResult", "PageSearch", "AlternativesJudge",

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 from verifiers.equivalence import is_equivalent, references
 from verifiers.names import looks_like_name, names_match
-from verifiers.normalize import canonical_tokens
+from verifiers.normalize import canonical_tokens, yes_or_no
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ class AnswerNotLeaked(QuestionCheck):
         qwords = canonical_tokens(q.question).words
         for ref in references(q.answer, q.answer_aliases):
             words = canonical_tokens(ref).words
-            if words in (("yes",), ("no",)) or not words:
+            if yes_or_no(ref) or not words:
                 continue  # a yes/no answer cannot leak by wording
             if _contains(qwords, words):
                 return fail(f"answer {ref!r} appears in the question", leaked=ref)
@@ -197,10 +197,23 @@ class Grounded(QuestionCheck):
             if _squash(ev.quote) not in texts[ev.url]:
                 return fail(f"evidence {i}: quote is not verbatim in {ev.url}", url=ev.url,
                             quote=ev.quote[:200])
+        if q.answer_type == "yes_no":
+            return _judged(q)
         last = q.evidence[-1].quote
         if not is_equivalent(last, q.answer, q.answer_aliases):
             return fail("the final evidence does not state the answer", quote=last[:200])
         return PASS
+
+
+def _judged(q: QuestionRecord) -> CheckResult:
+    """A yes or no is no span of a page: it is grounded as a judgement over the quotes of the
+    two pages a comparison compares (the composer derives it from the dates they state), and
+    only there."""
+    if not yes_or_no(q.answer):
+        return fail(f"answer type yes_no, but the answer is {q.answer!r}")
+    if q.hop_kind != "comparison" or len({e.url for e in q.evidence}) < 2:
+        return fail("a yes/no answer is grounded only as a comparison of two pages' quotes")
+    return PASS
 
 
 def _squash(text: str) -> str:

@@ -178,6 +178,11 @@ def _stem(word: str) -> str:
     return SYNONYMS.get(word, word)
 
 
+def yes_or_no(text: str) -> bool:
+    """Is `text` a bare yes or no (a comparison's judgement, never a span of a page)?"""
+    return canonical_tokens(text).words in (("yes",), ("no",))
+
+
 @functools.lru_cache(maxsize=65536)
 def canonical_tokens(text: str) -> Tokens:
     """Canonical token sequence of ``text`` (see module docstring).

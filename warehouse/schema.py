@@ -29,7 +29,7 @@ FetchOutcome = Literal["stored", "skipped", "failed"]
 RunStatus = Literal["running", "succeeded", "failed", "interrupted"]
 DifficultySource = Literal["solver", "training", "builtin"]  # builtin: the trainer's demo tasks
 LLMCallStatus = Literal["ok", "failed", "cached"]
-AnswerType = Literal["", "year", "number", "date", "entity", "other"]  # "" = unknown
+AnswerType = Literal["", "year", "number", "date", "entity", "yes_no", "other"]  # "" = unknown
 # how a multi-page question joins its pages: a bridge (each page after the first is named on
 # an earlier one) or a comparison (the pages of the entities compared); "" for one page
 HopKind = Literal["", "bridge", "comparison"]

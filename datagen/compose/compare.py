@@ -1,5 +1,7 @@
 """Comparisons: which of two entities of one kind came first, by a date each one's page
-states ('Who was born first, the director who directed Fritz the Cat or Steve Krantz?').
+states ('Who was born first, the director who directed Fritz the Cat or Steve Krantz?'), or
+whether one came before the other ('Was the director who directed Fritz the Cat born before
+Steve Krantz?', answered yes or no, as 14 % of HotpotQA's questions are).
 
 Each side is a question the composer kept (a seed or a composed bridge) whose ask is a date
 of that kind; the entity it asks about is named or described as that question describes it.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
+from itertools import zip_longest
 
 from datagen.seeds.chain import Chain, render_node, trace
 from warehouse import QuestionRecord, content_id
@@ -32,6 +35,14 @@ COMPARE_ASKS = {
     "published": (["Which was published first, {a} or {b}?"],
                   ["Which was published later, {a} or {b}?"]),
     "founded": (["Which was founded first, {a} or {b}?"], ["Which was founded later, {a} or {b}?"]),
+}
+# kind -> the yes/no wordings: (before, after)
+YES_NO_ASKS = {
+    "born": ("Was {a} born before {b}?", "Was {a} born after {b}?"),
+    "died": ("Did {a} die before {b}?", "Did {a} die after {b}?"),
+    "released": ("Was {a} released before {b}?", "Was {a} released after {b}?"),
+    "published": ("Was {a} published before {b}?", "Was {a} published after {b}?"),
+    "founded": ("Was {a} founded before {b}?", "Was {a} founded after {b}?"),
 }
 SHARE = 0.3   # comparisons at most this share of a run's multi-page questions
 MAX_WORDS = 45   # two quoted clozes side by side: right, but no one would ask it
@@ -64,11 +75,12 @@ def _when(answer: str) -> str:
     return parse_date(answer) or ""
 
 
-def pairs(sides: list[Side], seed: int) -> list[tuple[Side, Side]]:
+def pairs(sides: list[Side], seed: int, salt: str = "compare") -> list[tuple[Side, Side]]:
     """Described sides, each paired with another side of its kind and noun whose year differs
     (in a seeded order): a description in one pair at most, so an entity described through
-    several pages is compared up to PAIRS_PER_ENTITY times, each time with another entity."""
-    rng = random.Random(content_id(seed, "compare"))
+    several pages is compared up to PAIRS_PER_ENTITY times, each time with another entity.
+    Another `salt` draws other pairs (the yes/no questions' own)."""
+    rng = random.Random(content_id(seed, salt))
     groups: dict[tuple[str, str], list[Side]] = {}
     for s in sides:
         groups.setdefault((s.kind, s.noun), []).append(s)
@@ -123,44 +135,67 @@ def compare(winner: Side, other: Side, rng: random.Random) -> tuple[str, list] |
     return question[0].upper() + question[1:], other.chain.evidence() + own + [last]
 
 
-def comparison_record(winner: Side, other: Side, question: str, evidence: list, composer: str,
-              backend: str, seed: int) -> QuestionRecord:
-    """The comparison as a stored question: its pages are both sides' pages."""
+def ask_yes_no(one: Side, other: Side,
+               rng: random.Random) -> tuple[Side, Side, str, list, str]:
+    """(the side named first, the other, question, evidence, answer): whether one side came
+    before (or after) the other, either side named first and either wording drawn, so 'yes'
+    and 'no' come out about as often. The evidence is both sides' own, each ending on the
+    quote that states its date: the answer is no span of a page but the order of two dates."""
+    a, b = (one, other) if rng.random() < 0.5 else (other, one)
+    before = rng.random() < 0.5
+    question = YES_NO_ASKS[one.kind][0 if before else 1].format(
+        a=render_node(a.chain.root), b=render_node(b.chain.root))
+    answer = "yes" if (a.when[:4] < b.when[:4]) == before else "no"
+    return a, b, question[0].upper() + question[1:], b.chain.evidence() + a.chain.evidence(), \
+        answer
+
+
+def comparison_record(winner: Side, other: Side, question: str, evidence: list, answer: str,
+                      composer: str, backend: str, seed: int) -> QuestionRecord:
+    """The comparison as a stored question: its pages are both sides' pages; its answer the
+    winner's name, or yes or no (then `winner` is the side the question names first)."""
     from datagen.compose.run import question_id
+    from verifiers import yes_or_no
     urls = list(dict.fromkeys(e.url for e in evidence))
     steps = winner.chain.fact_count + other.chain.fact_count
     sides = [trace(s.chain, backend, seed) for s in (winner, other)]
     return QuestionRecord(
-        question_id=question_id(question, winner.chain.root.name), question=question,
-        answer=winner.chain.root.name, hops=len(urls), steps=steps, hop_kind="comparison",
-        actions=("COMPARE",), evidence=tuple(evidence), source_urls=tuple(urls),
-        composer=composer, backend=backend, answer_type="entity",
+        question_id=question_id(question, answer), question=question, answer=answer,
+        hops=len(urls), steps=steps, hop_kind="comparison", actions=("COMPARE",),
+        evidence=tuple(evidence), source_urls=tuple(urls), composer=composer, backend=backend,
+        answer_type="yes_no" if yes_or_no(answer) else "entity",
         trace=json.dumps({"version": 1, "comparison": winner.kind, "question": question,
-                          "answer": winner.chain.root.name, "sides": sides},
-                         ensure_ascii=False, default=str))
+                          "answer": answer, "sides": sides}, ensure_ascii=False, default=str))
 
 
 def comparisons(sides: list[Side], validator, composer: str, backend: str, seed: int,
                 limit: int, hops: tuple[int, int]) -> list[QuestionRecord]:
     """Up to `limit` comparisons of the run's sides, on `hops` pages (lo, hi), that pass the
-    leak and shortcut checks."""
+    length, leak and shortcut checks: 'which came first' questions and, from pairs drawn
+    apart, yes/no ones (at most half the limit), taken in turn."""
+    rng = random.Random(content_id(seed, "compare-wording"))
+    which, yes_no = [], []
+    for winner, other in pairs(sides, seed):
+        worded = compare(winner, other, rng) if len(which) < limit else None
+        if worded:
+            rec = comparison_record(winner, other, *worded, winner.chain.root.name, composer,
+                                    backend, seed)
+            which += [rec] if _kept(rec, validator, hops) else []
+    for one, other in pairs(sides, seed, "compare-yes-no"):
+        if len(yes_no) < limit // 2:
+            rec = comparison_record(*ask_yes_no(one, other, rng), composer, backend, seed)
+            yes_no += [rec] if _kept(rec, validator, hops) else []
+    turns = [r for pair in zip_longest(which, yes_no) for r in pair if r is not None]
+    return turns[:limit]
+
+
+def _kept(rec: QuestionRecord, validator, hops: tuple[int, int]) -> bool:
+    """Whether a worded comparison is kept: short enough, on `hops` pages, its answer not in
+    its wording, and no one search of it finds every page compared."""
     from verifiers import AnswerNotLeaked
     from verifiers.shortcut import COMPARISON, is_shortcut, shortcut_pages
-    out, leak = [], AnswerNotLeaked()
-    rng = random.Random(content_id(seed, "compare-wording"))
-    for winner, other in pairs(sides, seed):
-        if len(out) >= limit:
-            break
-        worded = compare(winner, other, rng)
-        if worded is None:
-            continue
-        question, evidence = worded
-        if len(question.split()) > MAX_WORDS:
-            continue
-        rec = comparison_record(winner, other, question, evidence, composer, backend, seed)
-        if not hops[0] <= rec.hops <= hops[1] or leak.check_one(rec, None).status != "pass":
-            continue
-        hits = shortcut_pages(validator.search, question) if validator.search else []
-        if not is_shortcut(hits, "", rec.source_urls, COMPARISON):
-            out.append(rec)
-    return out
+    if len(rec.question.split()) > MAX_WORDS or not hops[0] <= rec.hops <= hops[1] \
+            or AnswerNotLeaked().check_one(rec, None).status != "pass":
+        return False
+    hits = shortcut_pages(validator.search, rec.question) if validator.search else []
+    return not is_shortcut(hits, "", rec.source_urls, COMPARISON)

@@ -82,6 +82,7 @@ def human_record(q: HumanQuestion, evidence: Sequence[Evidence],
               cfg: ImportConfig) -> QuestionRecord:
     """A question row of composer `human`: hops = the distinct pages its evidence quotes."""
     from datagen.compose.run import question_id
+    from verifiers import yes_or_no
 
     source_urls = tuple(dict.fromkeys(e.url for e in evidence))
     hops = len(source_urls)
@@ -92,6 +93,7 @@ def human_record(q: HumanQuestion, evidence: Sequence[Evidence],
         answer=q.answers[0], answer_aliases=tuple(q.answers[1:]), hops=hops,
         actions=("IMPORT",), evidence=tuple(evidence), source_urls=source_urls,
         composer=COMPOSER, backend=COMPOSER, steps=hops,
+        answer_type="yes_no" if yes_or_no(q.answers[0]) else "",
         hop_kind=q.kind if hops > 1 and q.kind in ("bridge", "comparison") else "",
         trace=json.dumps(trace, ensure_ascii=False))
 

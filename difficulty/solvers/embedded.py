@@ -7,7 +7,10 @@ sentence covers and how well its page ranked. Each attempt then *samples* one ca
 probability growing with its score (seeded by the attempt seed), so k attempts can differ
 and the pass rate reflects how clearly the pages single out one answer. Questions whose
 wording points at an intermediate entity get a second search from that entity (one hop
-followed), which is why deeper questions are harder for it, as for any search agent.
+followed), which is why deeper questions are harder for it, as for any search agent. A
+yes/no question (it opens with 'was', 'did', ... and asks no wh-word) asks it to weigh what
+two pages state, which it cannot: it offers no answer (not a coin's), so such a question is
+too_hard to it, as a multi-page question one search cannot find is.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ _MONTHS = ("January|February|March|April|May|June|July|August|September|October|
 _MONTH_SET = frozenset(_MONTHS.split("|"))
 _DATE = re.compile(rf"\b(\d{{1,2}} (?:{_MONTHS}) \d{{3,4}}|(?:{_MONTHS}) \d{{1,2}}, \d{{3,4}})\b")
 _NUMBER = re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d+(?:\.\d+)?\b")
+_YES_NO = re.compile(r"(is|are|was|were|did|does|do|has|have|had|can|could)\b")
+_WH = re.compile(r"\b(who|whom|whose|what|which|when|where|how)\b")
 _NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:(?:of|the|de|la|von|and|on|upon)\s+)?[A-Z][\w'’-]*)*")
 STOP = frozenset("""a an the of in on at to for from by with and or is was were are be been which
 what who whom whose where when how many much did does do this that these those it its as into
@@ -50,8 +55,10 @@ class Candidate:
 
 
 def asked_answer_type(question: str) -> str:
-    """year | date | number | name: what shape of answer the question asks for."""
+    """year | date | number | name | yes_no: what shape of answer the question asks for."""
     q = question.lower()
+    if _YES_NO.match(q) and not _WH.search(q):
+        return "yes_no"
     if re.search(r"\bwhat name\b|\bcalled\?|\bname\b|^who\b|\bwho\b|\bwhom\b", q):
         return "name"
     if re.search(r"\b(what|which) year\b|\byear\b.*\?$|\bin what year\b", q):
@@ -145,6 +152,9 @@ class EmbeddedSolver(Solver):
     def candidates(self, question: str) -> tuple[list[Candidate], tuple[str, ...]]:
         """Scored candidate answers (best first) and the tool calls that found them."""
         first = self._first(question)
+        if first.kind == "yes_no":   # it cannot weigh what two pages state (module doc)
+            self._firsts.pop(question, None)
+            return [], tuple(first.calls)
         scores, calls = dict(first.scores), list(first.calls)
         for name in first.names:  # follow the likeliest intermediate entities one hop
             query = f"{name} {question}"

@@ -170,8 +170,9 @@ def test_a_comparison_asks_for_its_described_side_and_quotes_every_page(store):
         sides += [side_of(c, store.noun(c.root.url)) for c in chains]
     records = comparisons([s for s in sides if s], composer.validator, "compose:embedded",
                           "embedded", 0, 10, (2, 4))
-    assert records
-    for r in records:   # Bakshi (1938), described through a film, against La Cava (1892)
+    which = [r for r in records if r.answer_type == "entity"]
+    assert which
+    for r in which:   # Bakshi (1938), described through a film, against La Cava (1892)
         assert r.hop_kind == "comparison" and r.answer == "Ralph Bakshi", r.question
         assert "Bakshi" not in r.question and "Gregory La Cava" in r.question
         assert "later" in r.question or "recently" in r.question, r.question
@@ -179,6 +180,42 @@ def test_a_comparison_asks_for_its_described_side_and_quotes_every_page(store):
         assert len(r.question.split()) <= MAX_WORDS
     assert not comparisons([s for s in sides if s], composer.validator, "compose:embedded",
                            "embedded", 0, 10, (2, 2))   # 3 pages: over hops_max 2
+
+
+def test_a_yes_no_comparison_is_answered_by_the_order_of_the_two_dates(store):
+    """'Was Gregory La Cava born before the director who directed Fritz the Cat?' is yes
+    (1892, 1938) and the same pair worded 'after', or the other way round, is no: every
+    wording the composer draws is answered by the dates, and quotes both pages."""
+    composer, rng, sides = _composer(store, 3), random.Random(0), []
+    for seed in make_seeds(store):
+        seed.chain.question = render_question(seed.chain)
+        chains = [seed.chain] + [o.chain for o in composer.compose_all(seed.chain, rng) if o.chain]
+        sides += [side_of(c, store.noun(c.root.url)) for c in chains]
+    records = [r for r in comparisons([s for s in sides if s], composer.validator,
+                                      "compose:embedded", "embedded", 0, 10, (2, 4))
+               if r.answer_type == "yes_no"]
+    assert records
+    for r in records:
+        la_cava_first = r.question.index("La Cava") < r.question.index("director")
+        before = " before " in r.question
+        assert r.answer == ("yes" if la_cava_first == before else "no"), r.question
+        assert "Bakshi" not in r.question and r.hops == 3, r.question
+        assert {"1892", "1938"} <= {y for e in r.evidence for y in ("1892", "1938")
+                                    if y in e.quote}
+
+
+def test_yes_no_wordings_draw_both_answers():
+    from datagen.compose.compare import Side, ask_yes_no
+    from datagen.seeds.chain import Ask, Chain, Node
+    from datagen.seeds.records import Evidence
+
+    def side(name: str, year: str) -> Side:
+        ev = Evidence(BASE + name, f"{name} was born in {year}.")
+        return Side(Chain(Ask("born_year", "", year, "year", ev),
+                          Node(name, BASE + name, "director", [])), "born", "director", year)
+    rng, one, other = random.Random(0), side("A", "1900"), side("B", "1950")
+    answers = Counter(ask_yes_no(one, other, rng)[4] for _ in range(200))
+    assert set(answers) == {"yes", "no"} and min(answers.values()) > 60, answers
 
 
 @pytest.mark.parametrize("noun, sentence, clash", [

@@ -117,23 +117,33 @@ def test_composed_questions_are_right_and_unique_by_ground_truth(demo_site, comp
             want = side["ask"]["answer"] if "sides" in trace else r["answer"]
             if answers != {want}:
                 problems.append(f"answers by ground truth: {sorted(answers)[:3]}")
+        if r["answer_type"] == "yes_no" and r["answer"] != _yes_no(r["question"], trace):
+            problems.append("the answer is not the order of the two dates")
         if problems:
             bad.append((r["question"], r["answer"], problems))
     assert len(bad) <= 0.01 * len(multi), bad[:5]
 
 
+def _yes_no(question: str, trace: dict) -> str:
+    """The answer the dates of a yes/no comparison's sides (the first-named first) give."""
+    first, second = (re.search(r"\d{4}", s["ask"]["answer"]).group() for s in trace["sides"])
+    return "yes" if (first < second) == (" before " in question) else "no"
+
+
 def test_every_quote_is_verbatim_and_no_answer_is_in_its_question(composed):
     rows, texts = composed
     leak = AnswerNotLeaked()
+    assert any(r["answer_type"] == "yes_no" for r in rows)
     for r in rows:
         assert r["evidence"], r["question"]
         for ev in r["evidence"]:
             assert " ".join(ev["quote"].split()) in texts[ev["url"]], ev
-        assert r["answer"] in r["evidence"][-1]["quote"], "the last quote states the answer"
+        if r["answer_type"] != "yes_no":   # a yes or no: the order of two quoted dates
+            assert r["answer"] in r["evidence"][-1]["quote"], "the last quote states the answer"
         rec = warehouse.QuestionRecord(question_id=r["question_id"], question=r["question"],
                                        answer=r["answer"], answer_aliases=tuple(r["answer_aliases"]))
         assert leak.check_one(rec, None).status == "pass", r["question"]
-        assert r["answer_type"] in ("year", "number", "date", "entity", "other")
+        assert r["answer_type"] in ("year", "number", "date", "entity", "yes_no", "other")
         assert len(r["evidence"]) == r["steps"] or r["composer"].startswith("seed:")
         assert len({e["url"] for e in r["evidence"]}) == r["hops"]
 

@@ -76,6 +76,17 @@ def test_answer_types():
     assert asked_answer_type("On what date was Ilsa Varn born?") == "date"
     assert asked_answer_type("How many people live in Kelm?") == "number"
     assert asked_answer_type("The mayor born on 3 May 1950 goes by what name?") == "name"
+    assert asked_answer_type("Was the mayor of Kelm born before Ilsa Varn?") == "yes_no"
+    assert asked_answer_type("Was Kelm founded in which year?") == "year"
+
+
+def test_a_yes_no_question_gets_no_answer_not_a_guess():
+    """The solver cannot weigh two pages' dates: it offers no answer, rather than a coin's
+    half right, so such a question bands too_hard to it."""
+    tools = PageTools.from_pages(PAGES)
+    q = SolverQuestion("yn", "Was the capital of Zorbia founded before Kelm?", run_seed=0)
+    attempts = EmbeddedSolver(tools).solve([q], 4)[0]
+    assert [(a.answer, a.error) for a in attempts] == [("", "no_candidate")] * 4
 
 
 def _scripted(body):

@@ -83,6 +83,24 @@ def test_grounded(art_wh):
     assert "does not state the answer" in results[4].reason
 
 
+def test_a_yes_no_answer_is_grounded_only_as_a_comparison_of_two_pages(art_wh):
+    from dataclasses import replace
+    quotes = [(VG_URL, "Vincent van Gogh was a Dutch painter born in 1853"),
+              (OTHER_URL, "Claude Monet was a French painter")]
+    base = make_question("yn", "Were Van Gogh and Monet both painters?", "yes", evidence=quotes)
+    good = replace(base, answer_type="yes_no", hop_kind="comparison")
+    one_page = replace(good, question_id="one", evidence=good.evidence[:1])
+    invented = replace(good, question_id="inv", evidence=(
+        good.evidence[0], replace(good.evidence[1], quote="Claude Monet was a Dutch painter")))
+    not_yes_no = replace(good, question_id="ny", answer="Claude Monet")
+    untyped = replace(base, question_id="untyped")   # a yes no page states
+    results = Grounded().run([good, one_page, invented, not_yes_no, untyped],
+                             CheckContext(wh=art_wh))
+    assert statuses(results) == ["pass", "fail", "fail", "fail", "fail"]
+    assert "two pages" in results[1].reason and "not verbatim" in results[2].reason
+    assert "yes_no" in results[3].reason and "does not state" in results[4].reason
+
+
 def test_grounded_without_warehouse_is_an_error():
     q = make_question("q", "Which Dutch painter was born in 1853?", "Van Gogh",
                       evidence=[(VG_URL, "born in 1853")])

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from warehouse import Warehouse
 
 
-YES_NO = frozenset({"yes", "no"})
 # Words that set two named things side by side ("X or Y", "both", "in common", "share")
 _COMPARING = re.compile(r"\b(or|both|common|shares?|shared|same)\b", re.I)
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")   # "Ed Wood (film)" is named "Ed Wood"
@@ -129,10 +128,9 @@ def derive_kind(question: str, answers: tuple[str, ...], gold_titles: tuple[str,
     >>> derive_kind("Varo Bridge was built by whom?", ("Ada Krell",), ("Varo Bridge", "Ada Krell"))
     'bridge'
     """
-    from verifiers import squad_normalize
+    from verifiers import squad_normalize, yes_or_no
 
-    gold = squad_normalize(answers[0])
-    if gold in YES_NO:
+    if yes_or_no(answers[0]):
         return "comparison"
     if not gold_titles:
         return ""
@@ -140,6 +138,7 @@ def derive_kind(question: str, answers: tuple[str, ...], gold_titles: tuple[str,
     asked = f" {squad_normalize(question)} "
     if len(names) != 2 or not all(name and f" {name} " in asked for name in names):
         return "bridge"
+    gold = squad_normalize(answers[0])
     if _COMPARING.search(question) or any(_names(gold, name) for name in names):
         return "comparison"
     return "bridge"
@@ -155,9 +154,9 @@ def _names(answer: str, title: str) -> bool:
 def type_group(q: EvalQuestion) -> str:
     """The group a question is reported in by type: yes/no answers apart ("yes/no"), else
     its kind (bridge, comparison; "" when it has none)."""
-    from verifiers import squad_normalize
+    from verifiers import yes_or_no
 
-    return "yes/no" if squad_normalize(q.answers[0]) in YES_NO else q.kind
+    return "yes/no" if yes_or_no(q.answers[0]) else q.kind
 
 
 def load_questions_warehouse(wh: "Warehouse", where: str | None,
