@@ -1,7 +1,9 @@
 """Comparisons: which of two entities of one kind came first, by a date each one's page
-states ('Who was born first, the director who directed Fritz the Cat or Steve Krantz?'), or
-whether one came before the other ('Was the director who directed Fritz the Cat born before
-Steve Krantz?', answered yes or no, as 14 % of HotpotQA's questions are).
+states ('Who was born first, the director who directed Fritz the Cat or Steve Krantz?'), or,
+answered yes or no as 14 % of HotpotQA's questions are, whether one came before the other
+('Was the director who directed Fritz the Cat born before Steve Krantz?') or whether two
+people's pages give them one nationality ('Were the director who directed Fritz the Cat and
+Gregory La Cava of the same nationality?').
 
 Each side is a question the composer kept (a seed or a composed bridge) whose ask is a date
 of that kind; the entity it asks about is named or described as that question describes it.
@@ -37,6 +39,10 @@ COMPARE_ASKS = {
     "founded": (["Which was founded first, {a} or {b}?"], ["Which was founded later, {a} or {b}?"]),
 }
 # kind -> the yes/no wordings: (before, after)
+# a nationality is compared for sameness only: yes/no wordings, never 'which'
+SAME = {"nationality": "nationality"}
+YES_NO_SAME = {"nationality": ("Were {a} and {b} of the same nationality?",
+                               "Did {a} and {b} have the same nationality?")}
 YES_NO_ASKS = {
     "born": ("Was {a} born before {b}?", "Was {a} born after {b}?"),
     "died": ("Did {a} die before {b}?", "Did {a} die after {b}?"),
@@ -51,18 +57,24 @@ PAIRS_PER_ENTITY = 4   # a described entity compared with four others at most
 
 @dataclass(frozen=True)
 class Side:
-    """A kept question's entity and the date its ask states (ISO date or year)."""
+    """A kept question's entity and the date (ISO date or year) or nationality its ask
+    states."""
 
     chain: Chain
-    kind: str           # born | died | released | published | founded
+    kind: str           # born | died | released | published | founded | nationality
     noun: str           # the entity's kind ('director', 'film'): sides of one noun pair up
-    when: str           # sortable: 'YYYY' or 'YYYY-MM-DD'
+    when: str           # a date, sortable: 'YYYY' or 'YYYY-MM-DD'; or the nationality
+
+    @property
+    def dated(self) -> bool:
+        return self.kind not in SAME
 
 
 def side_of(chain: Chain, noun: str) -> Side | None:
-    """The chain as a side of a comparison, when its ask is a comparable date."""
-    kind = COMPARED_DATES.get(chain.ask.relation)
-    when = _when(chain.ask.answer)
+    """The chain as a side of a comparison, when its ask is a comparable date or a
+    nationality."""
+    kind = COMPARED_DATES.get(chain.ask.relation) or SAME.get(chain.ask.relation)
+    when = chain.ask.answer if kind in SAME else _when(chain.ask.answer)
     if not kind or not when or not noun:
         return None
     return Side(chain, kind, noun.split()[-1], when)
@@ -101,12 +113,13 @@ def pairs(sides: list[Side], seed: int, salt: str = "compare") -> list[tuple[Sid
 
 def _foil(group: list[Side], s: Side, met: set[str], rng: random.Random) -> Side | None:
     """The first side from a random place in the group that `s` can be compared with
-    (another entity, not met yet, another year): drawn, so no one entity is everyone's foil."""
+    (another entity, not met yet; of a date, another year): drawn, so no one entity is
+    everyone's foil. A nationality's foil may share it or not, as drawn: yes or no."""
     start = rng.randrange(len(group))
     for i in range(len(group)):
         o = group[(start + i) % len(group)]
         if o.chain.root.url != s.chain.root.url and o.chain.root.url not in met \
-                and o.when[:4] != s.when[:4]:
+                and (o.when[:4] != s.when[:4] or not s.dated):
             return o
     return None
 
@@ -139,13 +152,16 @@ def ask_yes_no(one: Side, other: Side,
                rng: random.Random) -> tuple[Side, Side, str, list, str]:
     """(the side named first, the other, question, evidence, answer): whether one side came
     before (or after) the other, either side named first and either wording drawn, so 'yes'
-    and 'no' come out about as often. The evidence is both sides' own, each ending on the
-    quote that states its date: the answer is no span of a page but the order of two dates."""
+    and 'no' come out about as often; or whether the two share a nationality. The evidence
+    is both sides' own, each ending on the quote that states its date or nationality: the
+    answer is no span of a page but the order, or sameness, of what two quotes state."""
     a, b = (one, other) if rng.random() < 0.5 else (other, one)
     before = rng.random() < 0.5
-    question = YES_NO_ASKS[one.kind][0 if before else 1].format(
-        a=render_node(a.chain.root), b=render_node(b.chain.root))
-    answer = "yes" if (a.when[:4] < b.when[:4]) == before else "no"
+    asks = YES_NO_ASKS[one.kind] if one.dated else YES_NO_SAME[one.kind]
+    question = asks[0 if before else 1].format(a=render_node(a.chain.root),
+                                               b=render_node(b.chain.root))
+    same = a.when == b.when if not one.dated else (a.when[:4] < b.when[:4]) == before
+    answer = "yes" if same else "no"
     return a, b, question[0].upper() + question[1:], b.chain.evidence() + a.chain.evidence(), \
         answer
 
@@ -171,17 +187,20 @@ def comparison_record(winner: Side, other: Side, question: str, evidence: list, 
 def comparisons(sides: list[Side], validator, composer: str, backend: str, seed: int,
                 limit: int, hops: tuple[int, int]) -> list[QuestionRecord]:
     """Up to `limit` comparisons of the run's sides, on `hops` pages (lo, hi), that pass the
-    length, leak and shortcut checks: 'which came first' questions and, from pairs drawn
-    apart, yes/no ones (at most half the limit), taken in turn."""
+    length, leak and shortcut checks: 'which came first' questions of dates and, from pairs
+    drawn apart (dates and nationalities, in a seeded order), yes/no ones (at most half the
+    limit), taken in turn."""
     rng = random.Random(content_id(seed, "compare-wording"))
     which, yes_no = [], []
-    for winner, other in pairs(sides, seed):
+    for winner, other in pairs([s for s in sides if s.dated], seed):
         worded = compare(winner, other, rng) if len(which) < limit else None
         if worded:
             rec = comparison_record(winner, other, *worded, winner.chain.root.name, composer,
                                     backend, seed)
             which += [rec] if _kept(rec, validator, hops) else []
-    for one, other in pairs(sides, seed, "compare-yes-no"):
+    drawn = pairs(sides, seed, "compare-yes-no")
+    random.Random(content_id(seed, "yes-no-order")).shuffle(drawn)   # kinds mixed in the cap
+    for one, other in drawn:
         if len(yes_no) < limit // 2:
             rec = comparison_record(*ask_yes_no(one, other, rng), composer, backend, seed)
             yes_no += [rec] if _kept(rec, validator, hops) else []

@@ -125,8 +125,12 @@ def test_composed_questions_are_right_and_unique_by_ground_truth(demo_site, comp
 
 
 def _yes_no(question: str, trace: dict) -> str:
-    """The answer the dates of a yes/no comparison's sides (the first-named first) give."""
-    first, second = (re.search(r"\d{4}", s["ask"]["answer"]).group() for s in trace["sides"])
+    """The answer the dates (the first-named side's first) or nationalities of a yes/no
+    comparison's sides give."""
+    first, second = (s["ask"]["answer"] for s in trace["sides"])
+    if trace["comparison"] == "nationality":
+        return "yes" if first == second else "no"
+    first, second = (re.search(r"\d{4}", x).group() for x in (first, second))
     return "yes" if (first < second) == (" before " in question) else "no"
 
 
