@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
+from functools import partial
 from itertools import zip_longest
 
 from datagen.seeds.chain import Chain, render_node, trace
@@ -191,21 +192,28 @@ def comparisons(sides: list[Side], validator, composer: str, backend: str, seed:
     drawn apart (dates and nationalities, in a seeded order), yes/no ones (at most half the
     limit), taken in turn."""
     rng = random.Random(content_id(seed, "compare-wording"))
-    which, yes_no = [], []
+    kept = partial(_kept, validator=validator, hops=hops)
+    which = []
     for winner, other in pairs([s for s in sides if s.dated], seed):
         worded = compare(winner, other, rng) if len(which) < limit else None
         if worded:
-            rec = comparison_record(winner, other, *worded, winner.chain.root.name, composer,
-                                    backend, seed)
-            which += [rec] if _kept(rec, validator, hops) else []
+            which += list(filter(kept, [comparison_record(
+                winner, other, *worded, winner.chain.root.name, composer, backend, seed)]))
     drawn = pairs(sides, seed, "compare-yes-no")
     random.Random(content_id(seed, "yes-no-order")).shuffle(drawn)   # kinds mixed in the cap
-    for one, other in drawn:
-        if len(yes_no) < limit // 2:
-            rec = comparison_record(*ask_yes_no(one, other, rng), composer, backend, seed)
-            yes_no += [rec] if _kept(rec, validator, hops) else []
-    turns = [r for pair in zip_longest(which, yes_no) for r in pair if r is not None]
-    return turns[:limit]
+    yes_no = _first(limit // 2, kept, (comparison_record(*ask_yes_no(one, other, rng), composer,
+                                                         backend, seed) for one, other in drawn))
+    return [r for pair in zip_longest(which, yes_no) for r in pair if r is not None][:limit]
+
+
+def _first(n: int, keep, records) -> list[QuestionRecord]:
+    """The first `n` of `records` (a generator: the rest never made) that `keep` keeps."""
+    out: list[QuestionRecord] = []
+    for rec in records:
+        if len(out) >= n:
+            break
+        out += [rec] if keep(rec) else []
+    return out
 
 
 def _kept(rec: QuestionRecord, validator, hops: tuple[int, int]) -> bool:
