@@ -309,7 +309,8 @@ def run_steps(s: Study, steps: list[Step], state: dict,
         for path, text in step.inputs:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-        attempt = {"cmd": shlex.join(step.cmd), "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        attempt = {"cmd": shlex.join(step.cmd), "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                   "machine": machine()}
         rec["attempts"].append(attempt)
         save_state(s.root, state)
         print(f"run {step.name}: {attempt['cmd']}", flush=True)
@@ -320,6 +321,23 @@ def run_steps(s: Study, steps: list[Step], state: dict,
         finally:   # a failed attempt keeps its wall time too; its error goes on up
             attempt["wall_s"] = round(time.monotonic() - t0, 1)
             save_state(s.root, state)
+
+
+def machine() -> str:
+    """This machine's CPU in a few words (model, cores, native bf16 and through what), kept
+    with each attempt: a study spans sessions, and machines differ 2-3x in step time (an
+    RL step of arm d: 51 s on an AMX Xeon, ~150 s on an AVX-512 BF16 EPYC)."""
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
+    flags = set(_field(lines, "flags").split())
+    bf16 = ("AMX bf16" if "amx_bf16" in flags else "AVX-512 BF16" if "avx512_bf16" in flags
+            else "no native bf16")
+    return f"{_field(lines, 'model name') or 'unknown CPU'}, {os.cpu_count()} cores, {bf16}"
+
+
+def _field(cpuinfo: list[str], key: str) -> str:
+    """The value of /proc/cpuinfo's first `key` line ('' when it has none)."""
+    return next((x.split(":", 1)[1].strip() for x in cpuinfo if x.startswith(key)), "")
 
 
 # ---- the report ----------------------------------------------------------------------------
@@ -432,12 +450,13 @@ def table(s: Study, arms: list[str], state: dict) -> str:
     lines += contrast_lines(s, arms) + heldout_lines(s) + rl_lines(s, arms)
     lines += ["", "Arm a is the base model in a run folder beside the recipe's config, so every "
               "arm is played with the recipe's agent settings.", "",
-              "| step | wall s | command |", "|---|---|---|"]
+              "| step | wall s | machine (last attempt) | command |", "|---|---|---|---|"]
     for name, rec in state["steps"].items():
         wall = sum(a.get("wall_s", 0.0) for a in rec["attempts"])
-        last = rec["attempts"][-1]["cmd"] if rec["attempts"] else ""
+        last = rec["attempts"][-1] if rec["attempts"] else {}
         flag = "" if rec["done"] else " (unfinished)"
-        lines.append(f"| {name}{flag} | {wall:.0f} | `{last}` |")
+        lines.append(f"| {name}{flag} | {wall:.0f} | {last.get('machine', '?')} | "
+                     f"`{last.get('cmd', '')}` |")
     return "\n".join(lines) + "\n"
 
 

@@ -104,6 +104,8 @@ def test_every_step_runs_once_then_a_rerun_skips_them_all(study, data, tmp_path,
     assert (root / "decon" / "set.jsonl").is_symlink()
     state = json.loads((root / "state.json").read_text())
     assert all(r["done"] and "wall_s" in r["attempts"][0] for r in state["steps"].values())
+    assert all(" cores, " in r["attempts"][0]["machine"] for r in state["steps"].values())
+    assert f"| {study.machine()} | `" in (root / "table.md").read_text()
     assert "datagen train --config" in state["steps"]["train_d"]["attempts"][0]["cmd"]
     out = capsys.readouterr().out
     assert sum(line.startswith("RESULT study_search_agent arm=") for line in
