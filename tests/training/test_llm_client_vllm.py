@@ -47,8 +47,10 @@ def test_protocol_against_vllm(vllm_url, wh):
     for s in one.samples:  # shape holds unless max_tokens cut it: then a coded failure
         assert (s.ok and isinstance(s.data["answer"], str)) or s.error.startswith(
             ("truncated", "invalid_json", "schema_invalid")), s
-    # a random model rarely stops by itself: a reply cut at max_tokens fails as "truncated"
-    assert all(len(r.samples) == 1 and (r.ok or r.error_code == "truncated") for r in many), [
+    # a random model rarely stops by itself: a reply cut at max_tokens fails as "truncated",
+    # one that stops at its first token (unseeded: it happens) as "empty_content"
+    assert all(len(r.samples) == 1 and (r.ok or r.error_code in ("truncated", "empty_content"))
+               for r in many), [
         (r.error, r.samples[0].text[:40] if r.samples else None) for r in many]
     rows = wh.sql("SELECT status, n, prompt_tokens FROM llm_calls").to_pylist()
     assert len(rows) == 7 and all(r["prompt_tokens"] > 0 for r in rows if r["status"] == "ok")
