@@ -6,10 +6,11 @@ people's pages give them one nationality ('Were the director who directed Fritz 
 Gregory La Cava of the same nationality?').
 
 Each side is a question the composer kept (a seed or a composed bridge) whose ask is a date
-of that kind; the entity it asks about is named or described as that question describes it.
-The side that wins is always a described one, so the answer (its name) is not in the
-question and the solver has to resolve the description; its pages are all the pages of
-both sides. A pair whose one search finds every compared page is a shortcut and is dropped.
+of that kind, or a nationality; the entity it asks about is named or described as that
+question describes it. Every pair has a described side: the side that wins a 'which' is
+always one, so the answer (its name) is not in the question and the solver has to resolve
+the description; its pages are all the pages of both sides. A pair whose one search finds
+every compared page is a shortcut and is dropped.
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ COMPARE_ASKS = {
                   ["Which was published later, {a} or {b}?"]),
     "founded": (["Which was founded first, {a} or {b}?"], ["Which was founded later, {a} or {b}?"]),
 }
-# kind -> the yes/no wordings: (before, after)
 # a nationality is compared for sameness only: yes/no wordings, never 'which'
 SAME = {"nationality": "nationality"}
 YES_NO_SAME = {"nationality": ("Were {a} and {b} of the same nationality?",
                                "Did {a} and {b} have the same nationality?")}
+# kind -> the yes/no wordings: (before, after)
 YES_NO_ASKS = {
     "born": ("Was {a} born before {b}?", "Was {a} born after {b}?"),
     "died": ("Did {a} die before {b}?", "Did {a} die after {b}?"),
@@ -89,8 +90,8 @@ def _when(answer: str) -> str:
 
 
 def pairs(sides: list[Side], seed: int, salt: str = "compare") -> list[tuple[Side, Side]]:
-    """Described sides, each paired with another side of its kind and noun whose year differs
-    (in a seeded order): a description in one pair at most, so an entity described through
+    """Described sides, each paired with another side of its kind and noun (of a date, one
+    whose year differs; in a seeded order): a description in one pair at most, so an entity described through
     several pages is compared up to PAIRS_PER_ENTITY times, each time with another entity.
     Another `salt` draws other pairs (the yes/no questions' own)."""
     rng = random.Random(content_id(seed, salt))
