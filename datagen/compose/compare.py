@@ -91,9 +91,9 @@ def _when(answer: str) -> str:
 
 def pairs(sides: list[Side], seed: int, salt: str = "compare") -> list[tuple[Side, Side]]:
     """Described sides, each paired with another side of its kind and noun (of a date, one
-    whose year differs; in a seeded order): a description in one pair at most, so an entity described through
-    several pages is compared up to PAIRS_PER_ENTITY times, each time with another entity.
-    Another `salt` draws other pairs (the yes/no questions' own)."""
+    whose year differs; in a seeded order): a description in one pair at most, so an entity
+    described through several pages is compared up to PAIRS_PER_ENTITY times, each time with
+    another entity. Another `salt` draws other pairs (the yes/no questions' own)."""
     rng = random.Random(content_id(seed, salt))
     groups: dict[tuple[str, str], list[Side]] = {}
     for s in sides:
@@ -194,12 +194,11 @@ def comparisons(sides: list[Side], validator, composer: str, backend: str, seed:
     limit), taken in turn."""
     rng = random.Random(content_id(seed, "compare-wording"))
     kept = partial(_kept, validator=validator, hops=hops)
-    which = []
-    for winner, other in pairs([s for s in sides if s.dated], seed):
-        worded = compare(winner, other, rng) if len(which) < limit else None
-        if worded:
-            which += list(filter(kept, [comparison_record(
-                winner, other, *worded, winner.chain.root.name, composer, backend, seed)]))
+    which = _first(limit, kept, (
+        comparison_record(winner, other, *worded, winner.chain.root.name, composer, backend,
+                          seed)
+        for winner, other in pairs([s for s in sides if s.dated], seed)
+        if (worded := compare(winner, other, rng))))
     drawn = pairs(sides, seed, "compare-yes-no")
     random.Random(content_id(seed, "yes-no-order")).shuffle(drawn)   # kinds mixed in the cap
     yes_no = _first(limit // 2, kept, (comparison_record(*ask_yes_no(one, other, rng), composer,
@@ -208,11 +207,10 @@ def comparisons(sides: list[Side], validator, composer: str, backend: str, seed:
 
 
 def _first(n: int, keep, records) -> list[QuestionRecord]:
-    """The first `n` of `records` (a generator: the rest never made) that `keep` keeps."""
+    """The first `n` of `records` that `keep` keeps. `records` is a generator drawing on the
+    wording rng: none is made once `n` are kept, so what follows draws the same numbers."""
     out: list[QuestionRecord] = []
-    for rec in records:
-        if len(out) >= n:
-            break
+    while len(out) < n and (rec := next(records, None)) is not None:
         out += [rec] if keep(rec) else []
     return out
 
