@@ -71,6 +71,9 @@ class Warehouse(RunLineage, SnapshotScans):
             raise errors.CorruptWarehouse(
                 f"cannot open the catalog of warehouse {self.root}: "
                 f"{hide_password(str(exc).splitlines()[0])}") from None
+        except BaseException:  # a stop mid-attach: close, or its traceback holds the lock
+            self.con.close()
+            raise
 
     # ---- lifecycle -------------------------------------------------------------------
 
@@ -138,7 +141,6 @@ class Warehouse(RunLineage, SnapshotScans):
             f"(last: {first_line})") from last
 
     def _attempt(self, fn: Callable[["duckdb.DuckDBPyConnection"], T], transaction: bool) -> T:
-        import duckdb
         try:
             if transaction:
                 self.con.execute("BEGIN TRANSACTION")
@@ -148,8 +150,19 @@ class Warehouse(RunLineage, SnapshotScans):
             return result
         except BaseException:
             if transaction:  # also on KeyboardInterrupt or a bug in fn: never leave it open
-                with contextlib.suppress(duckdb.Error):
-                    self.con.execute("ROLLBACK")
+                self._roll_back()
+            raise
+
+    def _roll_back(self) -> None:
+        """ROLLBACK; a connection whose rollback a stop interrupted too is closed, or its open
+        transaction would hold the catalog's lock for the rest of the process."""
+        import duckdb
+        try:
+            self.con.execute("ROLLBACK")
+        except duckdb.Error:  # e.g. no transaction is active
+            pass
+        except BaseException:
+            self.close()
             raise
 
     def append(self, records: Sequence[Record] | pa.Table, record_type: type[Record] | None = None,

@@ -46,22 +46,30 @@ def finishing(run_id: str, finish: Finish) -> Iterator[RunHandle]:
     Whatever is not an `Exception` stopped the run from outside: Ctrl-C, a SIGTERM (as
     KeyboardInterrupt, or Prefect's TerminationSignal within a flow run), SystemExit; so did
     any error raised after a SIGTERM (a stop that surfaced as an error: DuckDB turns a signal
-    handler's exception into "Query interrupted"; see runs.sigterm_arrived)."""
+    handler's exception into "Query interrupted"; see runs.sigterm_arrived). A stop that
+    lands while the run is being marked `succeeded` marks it `interrupted`."""
     handle = RunHandle(run_id)
     try:
         yield handle
+        finish(run_id, "succeeded", handle.summary or {})
     except BaseException as exc:
-        stopped = not isinstance(exc, Exception) or runs.sigterm_arrived()
-        status = "interrupted" if stopped else "failed"
-        summary = dict(handle.summary or {})
-        if not summary.get("error"):  # a run's own account of its error wins
-            summary["error"] = f"{type(exc).__name__}: {exc}"
-        try:
-            finish(run_id, status, summary)
-        except Exception as mark_exc:  # noqa: BLE001 - logged; the original error propagates
-            log.error("could not mark run %s %s: %s", run_id, status, mark_exc)
+        _finish_after(exc, handle, finish)
         raise
-    finish(run_id, "succeeded", handle.summary or {})
+
+
+def _finish_after(exc: BaseException, handle: RunHandle, finish: Finish) -> None:
+    """Mark the run `interrupted` (a stop) or `failed` (an error of its own) with `exc`."""
+    stopped = not isinstance(exc, Exception) or runs.sigterm_arrived()
+    if stopped:
+        runs.note_stop()
+    status = "interrupted" if stopped else "failed"
+    summary = dict(handle.summary or {})
+    if not summary.get("error"):  # a run's own account of its error wins
+        summary["error"] = f"{type(exc).__name__}: {exc}"
+    try:
+        finish(handle.run_id, status, summary)
+    except Exception as mark_exc:  # noqa: BLE001 - logged; the original error propagates
+        log.error("could not mark run %s %s: %s", handle.run_id, status, mark_exc)
 
 
 class RunLineage:
@@ -79,7 +87,7 @@ class RunLineage:
         id. First, runs of the same kind left `running` by a process that is gone are marked
         `interrupted`. `resumed_from`: the run whose checkpoint this one continues."""
         self.mark_interrupted(kind)
-        run_id = run_id or f"{kind}-{utcnow():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+        run_id = run_id or new_run_id(kind)
         pid, host = runs.this_process()
         rec = RunRecord(run_id=run_id, kind=kind,
                         config=json.dumps(redact(config or {}), sort_keys=True, default=str),
@@ -108,15 +116,23 @@ class RunLineage:
 
     def finish_run(self, run_id: str, status: str = "succeeded",
                    summary: Mapping[str, object] | None = None) -> None:
-        """Set the run's end time, status and summary (one of RUN_STATUSES)."""
+        """Set the run's end time, status and summary (one of RUN_STATUSES). A run that ends
+        failed or interrupted ends its child runs still `running` with it (a stop that reached
+        a stage between its row's commit and its own `finishing` left that row running)."""
         if status not in RUN_STATUSES:
             raise ValueError(f"run status {status!r} is not allowed; use one of "
                              f"{', '.join(map(repr, RUN_STATUSES))}")
+        now = utcnow()
+        orphan = json.dumps({"error": f"its parent run {run_id} ended {status}"})
 
         def update(con):
             con.execute(f"UPDATE {LAKE}.runs SET finished_at = ?, status = ?, summary = ? "
                         "WHERE run_id = ?",
-                        [utcnow(), status, json.dumps(summary or {}, default=str), run_id])
+                        [now, status, json.dumps(summary or {}, default=str), run_id])
+            if status != "succeeded":
+                con.execute(f"UPDATE {LAKE}.runs SET finished_at = ?, status = ?, summary = ? "
+                            "WHERE parent_run_id = ? AND status = 'running'",
+                            [now, status, orphan, run_id])
         self.commit(update)
 
     @contextlib.contextmanager
@@ -124,6 +140,12 @@ class RunLineage:
             run_id: str | None = None, **lineage: str) -> Iterator[RunHandle]:
         """`with wh.run("crawl", cfg) as run:` starts a run and finishes it (`finishing`).
         `lineage`: parent_run_id= and resumed_from= as in start_run."""
-        with finishing(self.start_run(kind, config, run_id, **lineage),
-                       self.finish_run) as handle:
+        run_id = run_id or new_run_id(kind)
+        with finishing(run_id, self.finish_run) as handle:  # a stop mid-start ends the row too
+            self.start_run(kind, config, run_id, **lineage)
             yield handle
+
+
+def new_run_id(kind: str) -> str:
+    """A run id that sorts by start time and says its kind."""
+    return f"{kind}-{utcnow():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"

@@ -17,6 +17,10 @@ this one. A handler's exception raised while DuckDB runs a query is replaced by 
 ("Query interrupted"), so a stop can surface as an ordinary error; `sigterm_arrived()` tells
 the two apart (lineage.finishing marks such a run `interrupted`). It reads the signal wakeup
 pipe, which the interpreter writes for every signal whichever Python handler is installed.
+Prefect's handler can also raise where Prefect's own code swallows it (a build then ran on
+to the end and exited 0): when, `GRACE` seconds after a SIGTERM, no run has begun to stop
+(`note_stop`, which lineage.finishing calls) and our handler has not run, the watcher sends
+the main thread SIGINT, as Ctrl-C would, and again each second until a run stops.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import signal
 import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -105,16 +110,23 @@ class _Watch:
 
     sigterm: bool = False
     active: bool = False
+    stopping: bool = False  # a run began to stop, or our handler raised, since the SIGTERM
     pipe: int | None = None  # the wakeup pipe's read end (non-blocking)
 
 
 _WATCH = _Watch()
 _WAKE = signal.SIGWINCH  # ignored by default; here only to wake the main thread
+GRACE = 2.0  # seconds a SIGTERM may take to reach a run or our handler before we raise
 
 
 def _raise_interrupt(signum, frame) -> None:
-    _WATCH.sigterm = True
+    _WATCH.sigterm = _WATCH.stopping = True
     raise KeyboardInterrupt
+
+
+def note_stop() -> None:
+    """A run is stopping because the process was asked to: the stop was not swallowed."""
+    _WATCH.stopping = True
 
 
 @contextlib.contextmanager
@@ -135,6 +147,7 @@ def sigterm_interrupts() -> Iterator[None]:
     old_wake = signal.signal(_WAKE, lambda signum, frame: None)
     outer = (_WATCH.active, _WATCH.pipe)
     _WATCH.active, _WATCH.pipe, _WATCH.sigterm = True, read, _WATCH.sigterm and outer[0]
+    _WATCH.stopping = _WATCH.stopping and outer[0]
     watcher = threading.Thread(target=_watch, args=(read, threading.main_thread().ident),
                                name="sigterm-watch", daemon=True)
     watcher.start()
@@ -151,9 +164,14 @@ def sigterm_interrupts() -> Iterator[None]:
 
 
 def _watch(read: int, main: int | None) -> None:
-    """Until the pipe closes: on a SIGTERM byte, note it and wake the main thread."""
+    """Until the pipe closes: on a SIGTERM byte, note it and wake the main thread; insist
+    if the stop has not begun `GRACE` seconds later."""
+    deadline = None
     while True:
-        select.select([read], [], [])
+        wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not select.select([read], [], [], wait)[0]:
+            deadline = _insist(main)
+            continue
         try:
             chunk = os.read(read, 512)
         except BlockingIOError:  # sigterm_arrived read it first
@@ -162,7 +180,18 @@ def _watch(read: int, main: int | None) -> None:
             return
         if signal.SIGTERM in chunk and main is not None:
             _WATCH.sigterm = True
+            deadline = deadline or time.monotonic() + GRACE
             signal.pthread_kill(main, _WAKE)
+
+
+def _insist(main: int | None) -> float | None:
+    """The SIGTERM was swallowed (nothing began to stop): send the main thread SIGINT, as
+    Ctrl-C would (KeyboardInterrupt, or asyncio's cancel of its main task); again a second
+    later while nothing stops. Returns when to look again, None once the stop is under way."""
+    if not _WATCH.active or _WATCH.stopping or main is None:
+        return None
+    signal.pthread_kill(main, signal.SIGINT)  # a real one: _thread.interrupt_main went unheard
+    return time.monotonic() + 1.0
 
 
 def sigterm_arrived() -> bool:

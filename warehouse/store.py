@@ -84,7 +84,7 @@ def open(path: str | os.PathLike | None = None, *, create: bool = True, read_onl
                    train_ready_copy=train_ready_copy)
     try:
         wh.ensure_schema()  # writable: additive migrations; read-only: refuse an old schema
-    except Exception:
+    except BaseException:  # a stop too: its traceback would hold the catalog's lock open
         wh.close()
         raise
     return wh

@@ -112,3 +112,79 @@ def test_a_sigterm_taken_by_another_thread_still_stops_a_blocked_main_thread():
         threading.Thread(target=other_thread).start()
         threading.Event().wait(60)
     assert time.monotonic() - t0 < 5
+
+
+def test_a_swallowed_sigterm_still_stops_the_main_thread_soon():
+    """Prefect's handler may raise where Prefect's own code swallows it, and a build then ran
+    on to the end: when no run began to stop, the watcher raises KeyboardInterrupt itself;
+    when one did (lineage.finishing's `note_stop`), it leaves the stop to that run."""
+    import time
+
+    from warehouse import runs
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), runs.sigterm_interrupts():
+        signal.signal(signal.SIGTERM, lambda *a: None)  # a handler whose stop is swallowed
+        os.kill(os.getpid(), signal.SIGTERM)
+        while time.monotonic() - t0 < 30:
+            time.sleep(0.05)
+    assert runs.GRACE <= time.monotonic() - t0 < runs.GRACE + 3
+    with runs.sigterm_interrupts():
+        signal.signal(signal.SIGTERM, lambda *a: runs.note_stop())  # the stop is under way
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(runs.GRACE + 1)  # no KeyboardInterrupt meanwhile
+
+
+@pytest.mark.integration
+def test_a_run_that_ends_interrupted_ends_its_running_children_with_it(wh):
+    build, other = wh.start_run("build"), wh.start_run("build")
+    crawl = wh.start_run("crawl", parent_run_id=build)
+    done = wh.start_run("compose", parent_run_id=build)
+    wh.finish_run(done, "succeeded")
+    kept = wh.start_run("crawl", parent_run_id=other)
+    wh.finish_run(other, "succeeded")  # a run that succeeded leaves its children alone
+    wh.finish_run(build, "interrupted")
+    rows = _status(wh)
+    assert [rows[r]["status"] for r in (build, crawl, done, kept)] == \
+        ["interrupted", "interrupted", "succeeded", "running"]
+    assert build in rows[crawl]["summary"]
+
+
+def test_a_stop_while_a_run_is_marked_succeeded_marks_it_interrupted():
+    """The SIGTERM can land in the UPDATE that marks a finished stage `succeeded` (DuckDB then
+    says "Query interrupted"): the row must not stay `running`."""
+    from warehouse.lineage import finishing
+    marks = []
+
+    def finish(run_id, status, summary):
+        marks.append(status)
+        if status == "succeeded":
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), finishing("crawl-1", finish):
+        pass
+    assert marks == ["succeeded", "interrupted"]
+
+
+@pytest.mark.integration
+def test_a_rollback_that_a_stop_interrupts_closes_the_connection(wh):
+    """An open transaction would hold the catalog's lock: a later commit of the same process
+    (the build marking itself interrupted) waited out every retry, minutes."""
+    class Interrupted:
+        def __init__(self, con):
+            self.con = con
+
+        def execute(self, sql, *args):
+            if sql == "ROLLBACK":
+                raise KeyboardInterrupt
+            return self.con.execute(sql, *args)
+
+        def close(self):
+            self.con.close()
+    con = wh.con
+    wh.con = Interrupted(con)
+
+    def interrupted_update(c):
+        raise RuntimeError("Query interrupted")
+    with pytest.raises(KeyboardInterrupt):
+        wh.commit(interrupted_update)
+    with pytest.raises(Exception, match="(?i)closed"):
+        con.execute("select 1")
