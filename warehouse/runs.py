@@ -20,7 +20,7 @@ pipe, which the interpreter writes for every signal whichever Python handler is 
 Prefect's handler can also raise where Prefect's own code swallows it (a build then ran on
 to the end and exited 0): when, `GRACE` seconds after a SIGTERM, no run has begun to stop
 (`note_stop`, which lineage.finishing calls) and our handler has not run, the watcher sends
-the main thread SIGINT, as Ctrl-C would, and again each second until a run stops.
+the main thread SIGTERM again, each second until a run stops.
 """
 
 from __future__ import annotations
@@ -185,12 +185,13 @@ def _watch(read: int, main: int | None) -> None:
 
 
 def _insist(main: int | None) -> float | None:
-    """The SIGTERM was swallowed (nothing began to stop): send the main thread SIGINT, as
-    Ctrl-C would (KeyboardInterrupt, or asyncio's cancel of its main task); again a second
-    later while nothing stops. Returns when to look again, None once the stop is under way."""
+    """The SIGTERM was swallowed (nothing began to stop): send it to the main thread again (a
+    real signal: `_thread.interrupt_main` went unheard; one still pending coalesces with it),
+    a second later again while nothing stops. Returns when to look again, None once the stop
+    is under way."""
     if not _WATCH.active or _WATCH.stopping or main is None:
         return None
-    signal.pthread_kill(main, signal.SIGINT)  # a real one: _thread.interrupt_main went unheard
+    signal.pthread_kill(main, signal.SIGTERM)
     return time.monotonic() + 1.0
 
 
