@@ -116,7 +116,7 @@ class _Watch:
 
 _WATCH = _Watch()
 _WAKE = signal.SIGWINCH  # ignored by default; here only to wake the main thread
-GRACE = 2.0  # seconds a SIGTERM may take to reach a run or our handler before we raise
+GRACE = 2.0  # seconds a SIGTERM may take to reach a run or our handler before it is resent
 
 
 def _raise_interrupt(signum, frame) -> None:

@@ -62,4 +62,5 @@ def test_one_sigterm_ends_a_build_and_keeps_what_it_committed(tmp_path):
         assert wh.count("pages") >= stored
         runs = {r["kind"]: r["status"] for r in wh.sql("select kind, status from runs")
                 .to_pylist()}
-    assert runs["build"] == "interrupted" and runs["crawl"] in ("succeeded", "interrupted"), (runs, out)
+    assert runs["build"] == "interrupted" and runs["crawl"] in ("succeeded", "interrupted"), \
+        (runs, out)
