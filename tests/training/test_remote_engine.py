@@ -1,13 +1,15 @@
 """The remote engine against a hostile loopback server that drops every reused connection:
-each connection answers one request, then closes on the next without a response, which is
-what a client sees when the server's keep-alive timeout closes an idle pooled connection just
-as the client reuses it (vLLM's 5 s against httpx's 5 s)."""
+each connection answers one request, then closes (or resets) on the next without a response,
+which is what a client sees when the server's keep-alive timeout closes an idle pooled
+connection just as the client reuses it (vLLM closes them after 5 s)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import socketserver
+import struct
 import threading
 
 import pytest
@@ -17,7 +19,8 @@ from training.engines.remote_engine import RemoteInferenceEngine
 
 
 class _OneRequestPerConnection(socketserver.StreamRequestHandler):
-    """Answers the first request of a connection (keep-alive), drops the second unanswered."""
+    """Answers the first request of a connection (keep-alive), drops the second unanswered:
+    a plain close, or a reset (RST, as a closing socket with unread data sends)."""
 
     def handle(self):
         for n in range(2):
@@ -32,6 +35,10 @@ class _OneRequestPerConnection(socketserver.StreamRequestHandler):
             path = head.split()[1].split("?")[0]
             if n == 1:
                 self.server.dropped.append(path)
+                if self.server.reset:  # linger 0: close() sends RST, the client's read fails
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                               struct.pack("ii", 1, 0))
+                    self.connection.close()
                 return  # closed without a response
             self.server.served.append(path)
             self._answer(path)
@@ -51,11 +58,11 @@ class _OneRequestPerConnection(socketserver.StreamRequestHandler):
         self.wfile.flush()
 
 
-@pytest.fixture
-def hostile_server():
+@pytest.fixture(params=["close", "reset"])
+def hostile_server(request):
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _OneRequestPerConnection)
     server.daemon_threads = True
-    server.served, server.dropped = [], []
+    server.served, server.dropped, server.reset = [], [], request.param == "reset"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server

@@ -39,7 +39,9 @@ class RemoteInferenceEngine(InterruptibleEngine):
     async def _make_client(self):
         import httpx
 
-        limits = httpx.Limits(max_connections=self._max_connections)
+        # Idle connections are dropped before vLLM's 5 s keep-alive ends, so a reused one is
+        # rarely one the server is closing at that moment.
+        limits = httpx.Limits(max_connections=self._max_connections, keepalive_expiry=2.0)
         return httpx.AsyncClient(base_url=self.base_url, timeout=self._timeout_s, limits=limits)
 
     async def _run_segment(self, token_ids, max_new_tokens, request: GenerationRequest,
@@ -79,15 +81,15 @@ class RemoteInferenceEngine(InterruptibleEngine):
     async def _send(self, method: str, path: str, **kwargs):
         """Send a request, its response left open for streaming. A pooled keep-alive connection
         the server closed while idle fails before any response ("Server disconnected without
-        sending a response": vLLM closes idle connections after 5 s, httpx keeps them 5 s, so
-        the two race); nothing reached the server's handler then, so the request is sent once
-        more on a fresh connection. A failure after the response began is raised."""
+        sending a response", or a reset: `ReadError`; vLLM closes idle connections after 5 s);
+        the server's handler got nothing it could answer on, so the request is sent once more
+        on a fresh connection. A failure after the response began is raised."""
         import httpx
 
         request = self._client.build_request(method, path, **kwargs)
         try:
             return await self._client.send(request, stream=True)
-        except httpx.RemoteProtocolError:
+        except (httpx.RemoteProtocolError, httpx.ReadError):
             logger.debug("%s %s: connection closed before a response; resending", method, path)
             return await self._client.send(request, stream=True)
 
