@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 import typer
 
 from datagen.cli_common import (EndpointOpt, ModelOpt, SplitOpt, WarehouseOpt, add_command,
-                                open_warehouse, user_errors)
+                                error_exit, open_warehouse, user_errors)
 from datagen.config_io import validate
 from datagen.cli_model import wants_local_endpoint, with_local_endpoint
 
@@ -65,11 +65,14 @@ def eval_cmd(policy: PolicyOpt, questions: QuestionsOpt = None, split: SplitOpt 
     if policy == "endpoint" and wants_local_endpoint(model, endpoint, None):
         return with_local_endpoint(eval_cmd, params)
     from training.evaluation import EvalConfig
-    from training.evaluation.run import evaluate_quietly
+    from training.evaluation.run import EvalFailed, evaluate_quietly
     from training.evaluation.scoring import summary_table
     cfg = EvalConfig(policy, warehouse, questions, where, k, limit, not no_tools, max_turns,
                      endpoint, model, temperature, seed, out or Path("runs") / "eval", split)
-    report = evaluate_quietly(cfg)
+    try:
+        report = evaluate_quietly(cfg)
+    except EvalFailed as exc:  # systematic: say why, and where the engine's own output went
+        raise error_exit(f"{exc} (library output: {cfg.out / 'eval.log'})", 1) from None
     print(json.dumps(report.summary) if fmt is Format.json else summary_table(report.summary, k))
     print(f"trajectories: {report.trajectories}", file=sys.stderr)
 

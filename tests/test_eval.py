@@ -206,6 +206,27 @@ def test_the_cli_evaluates_an_endpoint_over_warehouse_pages(tmp_path, capsys):
     assert (got["reward_avg@1"], got["turns"], got["tool_calls"]) == (1.0, 2.0, 1.0)
 
 
+def test_an_endpoint_that_cannot_be_reached_is_one_line(tmp_path, capsys):
+    """A wrong --endpoint fails every episode alike: `datagen eval` exits 1 with the
+    client's one line and where the library output went, no traceback."""
+    import socket
+
+    from datagen.cli import main
+
+    q = _bridge_question(tmp_path)
+    with socket.socket() as s:     # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert main(["eval", "--questions", str(q), "-w", str(tmp_path / "wh"), "--policy",
+                 "endpoint", "--endpoint", f"http://127.0.0.1:{port}/v1", "--model", "m",
+                 "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    [line] = [ln for ln in err.splitlines() if ln.startswith("error: ")]
+    assert f"127.0.0.1:{port}" in line and "is not usable" in line
+    assert line.endswith(f"(library output: {tmp_path / 'out' / 'eval.log'})")
+
+
 def test_eval_keeps_library_output_in_its_log(tmp_path, monkeypatch, capfd):
     """`datagen eval`'s body runs quietly: what libraries write to descriptors 1 and 2 goes to
     OUT/eval.log, the project's lines (settings, episodes done) stay on the console."""

@@ -1,7 +1,8 @@
 """Which episode failures are systematic, and the one line that names an exception.
 
-An inference engine that cannot be reached fails every episode alike (unlike an error in one
-response), so the controller and the trainer stop the run on it with one clear line.
+An inference engine that cannot be reached, or whose process died (vLLM's `EngineDeadError`:
+killed for memory, say), fails every episode alike (unlike an error in one response), so the
+controller, the trainer and `datagen eval` stop on it with one clear line.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ __all__ = ["describe", "engine_unreachable", "unreachable_message"]
 
 
 def engine_unreachable(exc: BaseException | None) -> bool:
-    """Did `exc` (or an exception it was raised from) fail to connect to the inference engine?
+    """Did `exc` (or an exception it was raised from) fail to connect to the inference engine,
+    or find its process dead?
 
     Such a failure is systematic (every episode will meet it), unlike an error in one
     response.
@@ -24,8 +26,11 @@ def engine_unreachable(exc: BaseException | None) -> bool:
 
 
 def unreachable_message(exc: BaseException) -> str:
-    """'the inference engine is unreachable (ConnectError: ... at URL)' for one-line errors."""
+    """'the inference engine is unreachable (ConnectError: ... at URL)' for one-line errors;
+    'the inference engine died (EngineDeadError: ...)' for a dead one."""
     found = _connect_error(exc) or exc
+    if type(found).__name__ == "EngineDeadError":
+        return f"the inference engine died ({describe(found)})"
     httpx = sys.modules.get("httpx")
     where = ""
     if httpx is not None and isinstance(found, httpx.RequestError):
@@ -37,9 +42,12 @@ def unreachable_message(exc: BaseException) -> str:
 
 
 def _connect_error(exc: BaseException | None) -> BaseException | None:
-    """The connect failure in `exc`'s cause/context chain (a wrapped one counts), or None."""
+    """The connect failure or dead engine in `exc`'s cause/context chain (a wrapped one
+    counts), or None."""
     httpx = sys.modules.get("httpx")    # only loaded where a remote engine is used
-    connect = (ConnectionError,) + ((httpx.ConnectError, httpx.ConnectTimeout) if httpx else ())
+    vllm = sys.modules.get("vllm.v1.engine.exceptions")    # only where vLLM runs in-process
+    connect = ((ConnectionError,) + ((httpx.ConnectError, httpx.ConnectTimeout) if httpx else ())
+               + ((vllm.EngineDeadError,) if vllm else ()))
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, connect):

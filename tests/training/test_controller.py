@@ -438,3 +438,21 @@ def test_pick_batch_waits_only_while_a_straggler_would_miss_its_deadline():
     assert pick_batch(ready, [1], consumed=1, eta=1, k=1) == ready
     both = [G(start_version=1, finish_seq=0), G(start_version=0, finish_seq=1)]
     assert pick_batch(both, [], consumed=0, eta=1, k=1) == [both[1]]   # earliest deadline
+
+
+@pytest.mark.vllm
+def test_a_dead_in_process_engine_is_systematic_and_says_it_died():
+    """vLLM's EngineDeadError (its engine process killed, for memory say) fails every
+    episode alike: it stops a run at once, named as a death rather than unreachable."""
+    from training.failures import unreachable_message
+
+    dead = pytest.importorskip("vllm.v1.engine.exceptions").EngineDeadError
+    try:
+        try:
+            raise dead()
+        except dead as exc:
+            raise RuntimeError("generation failed") from exc
+    except RuntimeError as exc:
+        assert engine_unreachable(exc)
+        assert unreachable_message(exc).startswith("the inference engine died (EngineDeadError: ")
+    assert not engine_unreachable(RuntimeError("one bad response"))

@@ -77,7 +77,7 @@ def evaluate(cfg: EvalConfig, note: Callable[[str], None] = lambda line: None,
         policy, close = build_policy(cfg, PageTools.open(wh), note)
         try:   # a SIGTERM too ends in close(): vLLM's engine processes go with the eval
             with sigterm_interrupts():
-                rows = asyncio.run(run_eval(questions, policy, cfg.k, advance=advance))
+                rows = _play(questions, policy, cfg.k, advance)
         finally:
             close()
     finally:
@@ -87,6 +87,27 @@ def evaluate(cfg: EvalConfig, note: Callable[[str], None] = lambda line: None,
     cfg.out.mkdir(parents=True, exist_ok=True)
     (cfg.out / "summary.json").write_text(json.dumps(summary, indent=1))
     return EvalReport(summary, write_trajectories(rows, cfg.out / "trajectories.jsonl"))
+
+
+class EvalFailed(RuntimeError):
+    """The policy cannot play on (its inference engine unreachable or dead, its endpoint given
+    up on): every episode would fail alike. The message is one line saying which."""
+
+
+def _play(questions: list[EvalQuestion], policy: Policy, k: int,
+          advance: Callable[[int, int], None]) -> list[dict]:
+    """`run_eval`, a systematic failure raised as `EvalFailed` rather than a traceback."""
+    from datagen.llm import LLMStop
+    from training.failures import engine_unreachable, unreachable_message
+
+    try:
+        return asyncio.run(run_eval(questions, policy, k, advance=advance))
+    except LLMStop as exc:
+        raise EvalFailed(str(exc).strip().splitlines()[0]) from exc
+    except Exception as exc:
+        if not engine_unreachable(exc):
+            raise
+        raise EvalFailed(unreachable_message(exc)) from exc
 
 
 def evaluate_quietly(cfg: EvalConfig) -> EvalReport:
