@@ -74,6 +74,8 @@ def eval_cmd(policy: PolicyOpt, questions: QuestionsOpt = None, split: SplitOpt 
     except EvalFailed as exc:  # systematic: say why, and where the engine's own output went
         raise error_exit(f"{exc} (library output: {cfg.out / 'eval.log'})", 1) from None
     print(json.dumps(report.summary) if fmt is Format.json else summary_table(report.summary, k))
+    if failed := report.summary["all"]["episodes_failed"]:
+        print(f"{failed} episodes failed (scored 0): their rows' error says why", file=sys.stderr)
     print(f"trajectories: {report.trajectories}", file=sys.stderr)
 
 

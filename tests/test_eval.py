@@ -274,6 +274,41 @@ def test_an_eval_reports_its_episodes_as_it_goes():
     assert [d for d, _ in calls[:-1]] == list(range(2, 45, 2))
 
 
+def test_an_episode_that_raises_is_counted_and_the_eval_goes_on():
+    """One episode's own error is a failed attempt (scored 0, its error named, counted); a
+    failure every episode would meet (the engine unreachable) ends the eval."""
+    import asyncio
+
+    from training.evaluation.questions import EvalQuestion
+    from training.evaluation.run import EvalFailed, _play, run_eval, summarize
+    from training.evaluation.scoring import Attempt
+
+    class Flaky:
+        reward_mode = "reward"
+
+        async def attempt(self, q, sample):
+            if q.question_id == "q3":
+                raise ValueError("a tool answered garbage")
+            return Attempt(q.answers[0])
+
+    qs = [EvalQuestion(f"q{i}", f"What is {i}?", (str(i),)) for i in range(6)]
+    rows = asyncio.run(run_eval(qs, Flaky()))
+    bad = [r for r in rows if r["question_id"] == "q3"]
+    assert [(r["error"], r["reward"]) for r in bad] == [("ValueError: a tool answered garbage",
+                                                          0.0)]
+    summary = summarize(rows, 1)["all"]
+    assert (summary["episodes_failed"], summary["reward_avg@1"]) == (1, round(5 / 6, 4))
+
+    class Unreachable:
+        reward_mode = "reward"
+
+        async def attempt(self, q, sample):
+            raise ConnectionRefusedError(111, "Connection refused")
+
+    with pytest.raises(EvalFailed, match="^the inference engine is unreachable"):
+        _play(qs, Unreachable(), 1, lambda done, total: None)
+
+
 def test_a_sigterm_ends_an_eval_with_its_policy_closed(tmp_path, monkeypatch):
     """SIGTERM to `datagen eval` raises in the eval and closes the policy (an in-process vLLM
     engine's processes were left behind, busy, when it was not)."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable
 
 from training.evaluation.policies import Policy, PolicyError
 from training.evaluation.questions import EvalQuestion, type_group
-from training.evaluation.scoring import score_attempt, summarize
+from training.evaluation.scoring import Attempt, score_attempt, summarize
 
 if TYPE_CHECKING:
     from datagen.tools import PageTools
@@ -97,17 +97,23 @@ class EvalFailed(RuntimeError):
 def _play(questions: list[EvalQuestion], policy: Policy, k: int,
           advance: Callable[[int, int], None]) -> list[dict]:
     """`run_eval`, a systematic failure raised as `EvalFailed` rather than a traceback."""
+    try:
+        return asyncio.run(run_eval(questions, policy, k, advance=advance))
+    except Exception as exc:
+        if (line := systematic(exc)) is None:
+            raise
+        raise EvalFailed(line) from exc
+
+
+def systematic(exc: BaseException) -> str | None:
+    """The one line of a failure every episode would meet (an endpoint its client gave up
+    on, an inference engine unreachable or dead), or None: one episode's own error."""
     from datagen.llm import LLMStop
     from training.failures import engine_unreachable, unreachable_message
 
-    try:
-        return asyncio.run(run_eval(questions, policy, k, advance=advance))
-    except LLMStop as exc:
-        raise EvalFailed(str(exc).strip().splitlines()[0]) from exc
-    except Exception as exc:
-        if not engine_unreachable(exc):
-            raise
-        raise EvalFailed(unreachable_message(exc)) from exc
+    if isinstance(exc, LLMStop):
+        return str(exc).strip().splitlines()[0]
+    return unreachable_message(exc) if engine_unreachable(exc) else None
 
 
 def evaluate_quietly(cfg: EvalConfig) -> EvalReport:
@@ -171,7 +177,7 @@ async def run_eval(questions: list[EvalQuestion], policy: Policy, k: int = 1,
 
     async def one(q: EvalQuestion, i: int) -> dict:
         async with gate:
-            a = await policy.attempt(q, i)
+            a = await _attempt(policy, q, i)
         done[0] += 1
         if done[0] % every == 0 or done[0] == total:
             advance(done[0], total)
@@ -181,6 +187,20 @@ async def run_eval(questions: list[EvalQuestion], policy: Policy, k: int = 1,
                 **score_attempt(a, q, policy.reward_mode)}
 
     return list(await asyncio.gather(*(one(q, i) for q in questions for i in range(k))))
+
+
+async def _attempt(policy: Policy, q: EvalQuestion, sample: int) -> Attempt:
+    """The policy's attempt; one that raises an error of its own is kept as a failed attempt
+    (no answer, scored 0, its error named) and the eval goes on. A systematic failure
+    (`systematic`) is raised: every episode would meet it."""
+    from training.failures import describe
+
+    try:
+        return await policy.attempt(q, sample)
+    except Exception as exc:
+        if systematic(exc) is not None:
+            raise
+        return Attempt(None, error=describe(exc))
 
 
 def write_trajectories(rows: list[dict], path: str | Path) -> Path:

@@ -27,6 +27,7 @@ class Attempt:
     finished: bool = True     # False: the answer was cut by the token budget (scores 0)
     searches: int = 0
     pages_seen: int = 0       # distinct pages whose text it was shown (hits, opened pages)
+    error: str | None = None  # 'Type: message' of an episode that raised (it scores 0)
 
 
 def score_attempt(attempt: Attempt, q: EvalQuestion, mode: str = "reward") -> dict[str, float]:
@@ -81,6 +82,7 @@ def _block(rows: list[dict], k: int) -> dict[str, float]:
     out["searches"] = _mean(r["searches"] for r in rows)
     out["pages_seen"] = _mean(r["pages_seen"] for r in rows)
     out["answer_rate"] = _mean(r["answer"] is not None for r in rows)
+    out["episodes_failed"] = sum(r.get("error") is not None for r in rows)
     return out
 
 
