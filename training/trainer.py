@@ -35,7 +35,7 @@ from training.loss import grpo_advantages, make_ppo_loss_fn, ppo_update
 from training.metrics import (MetricsLogger, checkpoint_dirs, gradient_metrics, plot_reward_curve,
                               rotate_checkpoints)
 from training.setup import build_parts, rollout_records, write_resolved_config
-from training.warm_start import warm_start
+from training.warm_start import stoppable_warm_start
 
 if TYPE_CHECKING:
     from warehouse.reader import TrainItem
@@ -49,31 +49,6 @@ def run_train(cfg: TrainConfig, run_dir: str | Path, *, warehouse: str | Path | 
     A SIGTERM stops it as Ctrl-C does (KeyboardInterrupt; see `_stopped_by_sigterm`)."""
     return asyncio.run(_stopped_by_sigterm(
         _Trainer(cfg, Path(run_dir), warehouse, resume, on_step).run()))
-
-
-class _Stopped(Exception):
-    """Ends a worker thread's loop at its next step report, once its caller was stopped."""
-
-
-async def _stoppable(fn: Callable[..., dict], p, cfg: TrainConfig,
-                     on_step: Callable[[dict], None] | None) -> dict:
-    """`fn(p, cfg, report)` in a worker thread that a stop ends at its next step report. A
-    thread cannot be interrupted and `asyncio.run` waits for its threads at exit, so a
-    SIGTERM during the search agent's 32-step cold start waited out every step (seen: the
-    run went on training for minutes, its inference engine already shut down)."""
-    stop = threading.Event()
-
-    def report(row: dict) -> None:
-        if stop.is_set():
-            raise _Stopped
-        if on_step is not None:
-            on_step(row)
-
-    try:
-        return await asyncio.to_thread(fn, p, cfg, report)
-    except asyncio.CancelledError:
-        stop.set()
-        raise
 
 
 async def _stopped_by_sigterm(run: Awaitable[dict]) -> dict:
@@ -205,7 +180,7 @@ class _Trainer:
         if ckpt is None:
             ws: dict = {}
             if cfg.warm_start.steps:
-                ws = await _stoppable(warm_start, p, cfg, self.on_step)
+                ws = await stoppable_warm_start(p, cfg, self.on_step)
                 await self._publish(0)
                 # kept (weights/v0 is pruned later): RL's gain is measured against it
                 # (`datagen eval --policy checkpoint:RUN/warm_start`)

@@ -6,11 +6,37 @@ agent's: its prompt and tags)."""
 
 from __future__ import annotations
 
+import asyncio
 import random
+import threading
 from dataclasses import replace
 
 from training.config import TrainConfig
 from training.setup import Parts, search_workflows
+
+
+class _Stopped(Exception):
+    """Ends the warm start's thread at its next step report, once its caller was stopped."""
+
+
+async def stoppable_warm_start(p: Parts, cfg: TrainConfig, on_step=None) -> dict:
+    """`warm_start` in a worker thread that a stop (the awaiting task cancelled) ends at its
+    next step report. A thread cannot be interrupted and `asyncio.run` waits for its threads
+    at exit, so a SIGTERM during the search agent's 32-step cold start waited out every step
+    (seen: the run went on training for minutes, its inference engine already shut down)."""
+    stop = threading.Event()
+
+    def report(row: dict) -> None:
+        if stop.is_set():
+            raise _Stopped
+        if on_step is not None:
+            on_step(row)
+
+    try:
+        return await asyncio.to_thread(warm_start, p, cfg, report)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
 
 
 def warm_start(p: Parts, cfg: TrainConfig, on_step=None) -> dict:
