@@ -280,8 +280,8 @@ def test_an_episode_that_raises_is_counted_and_the_eval_goes_on():
     import asyncio
 
     from training.evaluation.questions import EvalQuestion
-    from training.evaluation.run import EvalFailed, _play, run_eval, summarize
-    from training.evaluation.scoring import Attempt
+    from training.evaluation.run import EvalFailed, _play, run_eval
+    from training.evaluation.scoring import Attempt, summarize
 
     class Flaky:
         reward_mode = "reward"

@@ -29,7 +29,7 @@ def unreachable_message(exc: BaseException) -> str:
     """'the inference engine is unreachable (ConnectError: ... at URL)' for one-line errors;
     'the inference engine died (EngineDeadError: ...)' for a dead one."""
     found = _connect_error(exc) or exc
-    if type(found).__name__ == "EngineDeadError":
+    if isinstance(found, _dead_engine()):
         return f"the inference engine died ({describe(found)})"
     httpx = sys.modules.get("httpx")
     where = ""
@@ -45,9 +45,8 @@ def _connect_error(exc: BaseException | None) -> BaseException | None:
     """The connect failure or dead engine in `exc`'s cause/context chain (a wrapped one
     counts), or None."""
     httpx = sys.modules.get("httpx")    # only loaded where a remote engine is used
-    vllm = sys.modules.get("vllm.v1.engine.exceptions")    # only where vLLM runs in-process
     connect = ((ConnectionError,) + ((httpx.ConnectError, httpx.ConnectTimeout) if httpx else ())
-               + ((vllm.EngineDeadError,) if vllm else ()))
+               + _dead_engine())
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, connect):
@@ -55,6 +54,12 @@ def _connect_error(exc: BaseException | None) -> BaseException | None:
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+def _dead_engine() -> tuple[type, ...]:
+    """vLLM's `EngineDeadError` where vLLM runs in-process (its module loaded), else none."""
+    vllm = sys.modules.get("vllm.v1.engine.exceptions")
+    return (vllm.EngineDeadError,) if vllm else ()
 
 
 def describe(exc: BaseException) -> str:

@@ -109,10 +109,11 @@ def systematic(exc: BaseException) -> str | None:
     """The one line of a failure every episode would meet (an endpoint its client gave up
     on, an inference engine unreachable or dead), or None: one episode's own error."""
     from datagen.llm import LLMStop
-    from training.failures import engine_unreachable, unreachable_message
+    from training.failures import describe, engine_unreachable, unreachable_message
 
-    if isinstance(exc, LLMStop):
-        return str(exc).strip().splitlines()[0]
+    if isinstance(exc, LLMStop):   # its message is the line; an empty one gets its type
+        text = str(exc).strip()
+        return text.splitlines()[0] if text else describe(exc)
     return unreachable_message(exc) if engine_unreachable(exc) else None
 
 
