@@ -44,6 +44,9 @@ class GenerationRequest:
     temperature: float = 1.0
     stop_token_ids: tuple[int, ...] = ()
     seed: int | None = None
+    # Generate past the model's end token (then only stop_token_ids and the budget end it):
+    # fixed-length generations, for measuring throughput and for tests that need a long one.
+    ignore_eos: bool = False
 
 
 @dataclass(frozen=True)

@@ -140,7 +140,8 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
                      intermediate: int = 256, seed: int = 0, model_vocab_size: int | None = None,
                      overwrite: bool = False, word_texts: list[str] | None = None,
                      bpe_texts: list[str] | None = None, digit_group: int = 1,
-                     tag_tokens: bool = False, tied: bool = False) -> Path:
+                     tag_tokens: bool = False, tied: bool = False,
+                     max_positions: int = 1024) -> Path:
     """Build (or reuse) a random tiny Qwen2 + tokenizer in `out_dir`; returns the path.
 
     Reuse is keyed on the arguments, recorded in `tiny_model.json`, so a cached dir built
@@ -149,7 +150,7 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
     `word_texts` (the page store) builds a word-level tokenizer on them instead of the BPE one;
     `bpe_texts` (the page store) a BPE one of `vocab_size` on them, numbers cut into pieces of
     at most `digit_group` digits, the agent's tags single tokens with `tag_tokens`.
-    `tied` shares the input and output embeddings.
+    `tied` shares the input and output embeddings; `max_positions` is the context length.
     """
     import torch
     from transformers import GenerationConfig, Qwen2ForCausalLM
@@ -167,6 +168,8 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
             spec["tag_tokens"] = True
     if tied:
         spec["tied"] = True
+    if max_positions != 1024:
+        spec["max_positions"] = max_positions
     marker = out / _MARKER
     if not overwrite and marker.exists() and json.loads(marker.read_text()) == spec:
         return out
@@ -178,7 +181,8 @@ def build_tiny_model(out_dir: str | Path, *, vocab_size: int = 512, hidden: int 
     torch.manual_seed(seed)
     config = tiny_qwen2_config(
         max(len(tokenizer), model_vocab_size or 0), hidden, layers, heads, kv_heads, intermediate,
-        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, tied=tied)
+        max_positions=max_positions, eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id, tied=tied)
     model = Qwen2ForCausalLM(config).to(torch.float32)
     model.generation_config = GenerationConfig(
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)

@@ -43,11 +43,13 @@ def _deterministic_cuda():
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
-    """A tiny random Qwen2 + BPE tokenizer, built once per test session."""
+    """A tiny random Qwen2 + BPE tokenizer, built once per test session. 8,192 positions: a
+    weight update must land in the middle of a server's generation, which 1,000 tokens did
+    not last on a loaded machine."""
     from training.models import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", hidden=64, heads=2,
-                            kv_heads=1, intermediate=128, layers=1)
+                            kv_heads=1, intermediate=128, layers=1, max_positions=8192)
 
 
 @pytest.fixture

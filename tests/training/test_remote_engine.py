@@ -84,3 +84,30 @@ def test_a_request_on_a_connection_the_server_closed_is_sent_again(hostile_serve
     assert result.output_ids == [7, 8, 2]
     assert result.output_logprobs == [-0.5, -0.25, -0.125]
     assert result.finish_reason == "stop"
+
+
+class _DyingEngine(socketserver.StreamRequestHandler):
+    """Streams one token, then the chunk a vLLM server streams when its engine core dies."""
+
+    def handle(self):
+        while self.rfile.readline().strip():
+            pass
+        chunks = [{"choices": [{"token_ids": [7], "finish_reason": None,
+                                "logprobs": {"token_logprobs": [-0.5]}}]},
+                  {"error": {"message": "EngineCore encountered an issue.", "code": 500}}]
+        body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode()
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                         + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+
+
+def test_an_error_the_server_streams_is_raised_with_its_message():
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _DyingEngine)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    engine = RemoteInferenceEngine(f"http://127.0.0.1:{server.server_address[1]}")
+    try:
+        with pytest.raises(RuntimeError, match="streamed an error.*EngineCore encountered"):
+            engine.generate([GenerationRequest(prompt_ids=[1, 2], max_new_tokens=8)])
+    finally:
+        engine.close()
+        server.shutdown()
+        server.server_close()

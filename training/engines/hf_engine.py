@@ -46,7 +46,7 @@ class HFInferenceEngine(InterruptibleEngine):
         seed = segment_seed(request, attempt)
         if seed is not None:
             gen = torch.Generator(device=self._device).manual_seed(seed)
-        stops = self._eos | set(request.stop_token_ids)
+        stops = (set() if request.ignore_eos else self._eos) | set(request.stop_token_ids)
         seg = Segment()
         state = {"past": None, "next_input": token_ids}
         while len(seg.ids) < max_new_tokens:

@@ -50,7 +50,8 @@ class RemoteInferenceEngine(InterruptibleEngine):
             "model": self.model, "prompt": token_ids, "max_tokens": max_new_tokens,
             "temperature": request.temperature, "logprobs": 0,
             "seed": segment_seed(request, attempt), "stop_token_ids": list(request.stop_token_ids),
-            "return_token_ids": True, "stream": True, "skip_special_tokens": False,
+            "ignore_eos": request.ignore_eos, "return_token_ids": True, "stream": True,
+            "skip_special_tokens": False,
         }
         seg = Segment()
         finish = None
@@ -62,7 +63,10 @@ class RemoteInferenceEngine(InterruptibleEngine):
             async for line in resp.aiter_lines():
                 if not line.startswith("data: ") or line == "data: [DONE]":
                     continue
-                choice = json.loads(line[6:])["choices"][0]
+                chunk = json.loads(line[6:])
+                if "choices" not in chunk:  # vLLM streams an error it meets as a chunk
+                    raise RuntimeError(f"vLLM server streamed an error: {line[6:506]}")
+                choice = chunk["choices"][0]
                 ids = choice.get("token_ids") or []
                 seg.ids += ids
                 self.tokens_generated += len(ids)

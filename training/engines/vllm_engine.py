@@ -141,8 +141,8 @@ class VLLMInferenceEngine(InterruptibleEngine):
         params = SamplingParams(
             max_tokens=budget, temperature=request.temperature,
             seed=segment_seed(request, attempt), logprobs=0,
-            stop_token_ids=list(request.stop_token_ids), output_kind=RequestOutputKind.DELTA,
-            detokenize=False)
+            stop_token_ids=list(request.stop_token_ids), ignore_eos=request.ignore_eos,
+            output_kind=RequestOutputKind.DELTA, detokenize=False)
         seg = Segment()
         finish = spans = None
         async for out in self.llm.generate(TokensPrompt(prompt_token_ids=token_ids), params,
