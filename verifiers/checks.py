@@ -144,21 +144,42 @@ class WellFormed(QuestionCheck):
 
 @dataclass
 class AnswerNotLeaked(QuestionCheck):
-    """The answer (or an alias) must not appear in the question after normalisation."""
+    """The answer (or an alias) must not appear in the question after normalisation. A
+    comparison may name it as one of the two it sets side by side ('Who was born first,
+    Krzysztof Zanussi or Thom Andersen?'): choosing between them is the question."""
 
     name: str = "answer_not_leaked"
 
     def check_one(self, q: QuestionRecord, ctx: CheckContext) -> CheckResult:
         qwords = canonical_tokens(q.question).words
+        options = choice_options(q.question) if q.hop_kind == "comparison" else ()
         for ref in references(q.answer, q.answer_aliases):
             words = canonical_tokens(ref).words
-            if yes_or_no(ref) or not words:
-                continue  # a yes/no answer cannot leak by wording
+            if yes_or_no(ref) or not words or any(_names(o, ref) for o in options):
+                continue  # a yes/no answer cannot leak by wording; an option is no leak
             if _contains(qwords, words):
                 return fail(f"answer {ref!r} appears in the question", leaked=ref)
             if looks_like_name(ref) and names_match(q.question, ref):
                 return fail(f"answer {ref!r} is named in the question", leaked=ref)
         return PASS
+
+
+def choice_options(question: str) -> tuple[str, ...]:
+    """The two alternatives a question sets side by side: '..., A or B?' (after its last
+    ' or ', and before it back to the last comma) or 'Which of A and B ...?' (around its last
+    ' and'; B runs on to the end); () for neither."""
+    q = question.strip().rstrip("?")
+    head, sep, tail = q.rpartition(" or ")
+    if sep:
+        return head.rpartition(",")[2], tail
+    which_of = re.match(r"(?i)which of (.+) and (.+)", q)
+    return which_of.groups() if which_of else ()
+
+
+def _names(option: str, ref: str) -> bool:
+    """Whether an option of a choice is `ref`: holds its words, or names it (a surname)."""
+    return _contains(canonical_tokens(option).words, canonical_tokens(ref).words) \
+        or (looks_like_name(ref) and names_match(option, ref))
 
 
 def _contains(hay: tuple[str, ...], needle: tuple[str, ...]) -> bool:

@@ -7,10 +7,12 @@ Gregory La Cava of the same nationality?').
 
 Each side is a question the composer kept (a seed or a composed bridge) whose ask is a date
 of that kind, or a nationality; the entity it asks about is named or described as that
-question describes it. Every pair has a described side: the side that wins a 'which' is
-always one, so the answer (its name) is not in the question and the solver has to resolve
-the description; its pages are all the pages of both sides. A pair whose one search finds
-every compared page is a shortcut and is dropped.
+question describes it. Every pair has a described side, so the solver has to resolve the
+description whichever side wins; a 'which' is won by the described side, or, half the time
+when the other side is named, by the named one: its answer is then in the question, one of
+the two set side by side, as in people's comparisons (HotpotQA's name both). Its pages are
+all the pages of both sides. A pair whose one search finds every compared page is a
+shortcut and is dropped.
 """
 
 from __future__ import annotations
@@ -132,22 +134,27 @@ def _order(side: Side) -> tuple[str, str, str, str]:
     return (c.root.name, c.ask.relation, c.question, c.ask.answer)
 
 
-def compare(winner: Side, other: Side, rng: random.Random) -> tuple[str, list] | None:
-    """(question, evidence) of the pair, asked so that `winner` (described) is the answer;
-    the last quote is one of the winner's that names it (a quote states the answer). None
-    when none of its quotes names it."""
+def compare(described: Side, other: Side,
+            rng: random.Random) -> tuple[Side, Side, str, list, str] | None:
+    """(winner, loser, question, evidence, answer) of the pair, asked so that the winner's
+    name is the answer: the described side's, or, drawn half the time when `other` is named,
+    `other`'s. The last quote is one of the winner's that names it (a quote states the
+    answer). None when none of its quotes names it."""
+    named = other.chain.root.named and rng.random() < 0.5
+    winner, loser = (other, described) if named else (described, other)
     name = winner.chain.root.name
     own = winner.chain.evidence()
     naming = [i for i, e in enumerate(own) if name in e.quote]
     if not naming:
         return None
-    first = winner.when[:4] < other.when[:4]
+    first = winner.when[:4] < loser.when[:4]
     template = rng.choice(COMPARE_ASKS[winner.kind][0 if first else 1])
-    a, b = render_node(winner.chain.root), render_node(other.chain.root)
+    a, b = render_node(described.chain.root), render_node(other.chain.root)
     a, b = (a, b) if rng.random() < 0.5 else (b, a)
     question = template.format(a=a, b=b)
     last = own.pop(naming[-1])
-    return question[0].upper() + question[1:], other.chain.evidence() + own + [last]
+    return (winner, loser, question[0].upper() + question[1:],
+            loser.chain.evidence() + own + [last], name)
 
 
 def ask_yes_no(one: Side, other: Side,
@@ -195,10 +202,9 @@ def comparisons(sides: list[Side], validator, composer: str, backend: str, seed:
     rng = random.Random(content_id(seed, "compare-wording"))
     kept = partial(_kept, validator=validator, hops=hops)
     which = _first(limit, kept, (
-        comparison_record(winner, other, *worded, winner.chain.root.name, composer, backend,
-                          seed)
-        for winner, other in pairs([s for s in sides if s.dated], seed)
-        if (worded := compare(winner, other, rng))))
+        comparison_record(*worded, composer, backend, seed)
+        for described, other in pairs([s for s in sides if s.dated], seed)
+        if (worded := compare(described, other, rng))))
     drawn = pairs(sides, seed, "compare-yes-no")
     random.Random(content_id(seed, "yes-no-order")).shuffle(drawn)   # kinds mixed in the cap
     yes_no = _first(limit // 2, kept, (comparison_record(*ask_yes_no(one, other, rng), composer,
@@ -217,7 +223,8 @@ def _first(n: int, keep, records) -> list[QuestionRecord]:
 
 def _kept(rec: QuestionRecord, validator, hops: tuple[int, int]) -> bool:
     """Whether a worded comparison is kept: short enough, on `hops` pages, its answer not in
-    its wording, and no one search of it finds every page compared."""
+    its wording but as one of the two compared, and no one search of it finds every page
+    compared."""
     from verifiers import AnswerNotLeaked
     from verifiers.shortcut import COMPARISON, is_shortcut, shortcut_pages
     if len(rec.question.split()) > MAX_WORDS or not hops[0] <= rec.hops <= hops[1] \

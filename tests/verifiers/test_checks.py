@@ -52,6 +52,32 @@ def test_answer_not_leaked(question, answer, aliases, ok):
     assert (r.status == "pass") == ok, r.reason
 
 
+@pytest.mark.parametrize("question,answer,kind,ok", [
+    # a comparison's answer is one of the two it names (HotpotQA's: 72 of 76 'leaks' were these)
+    ("Who was born first, Krzysztof Zanussi or Thom Andersen?", "Thom Andersen", "comparison",
+     True),
+    ("Who was born first, Krzysztof Zanussi or Thom Andersen?", "Krzysztof Zanussi",
+     "comparison", True),
+    ("Which magazine was started first Arthur's Magazine or First for Women?",
+     "Arthur's Magazine", "comparison", True),
+    ("Who died first, Zanussi or the director of Red Hook?", "Krzysztof Zanussi", "comparison",
+     True),
+    ("Which of the director of Red Hook and Krzysztof Zanussi was born earlier?",
+     "Krzysztof Zanussi", "comparison", True),
+    # named elsewhere than as an option, or not a comparison: a leak
+    ("Which film did Thom Andersen make first, Red Hook or Los Angeles Plays Itself?",
+     "Thom Andersen", "comparison", False),
+    ("Who was born first, Krzysztof Zanussi or Thom Andersen?", "Thom Andersen", "bridge", False),
+    ("Who was born first, Krzysztof Zanussi or Thom Andersen?", "Thom Andersen", "", False),
+])
+def test_a_comparison_may_name_its_answer_as_an_option(question, answer, kind, ok):
+    from dataclasses import replace
+
+    q = replace(make_question("q", question, answer), hop_kind=kind)
+    r = AnswerNotLeaked().check_one(q, CheckContext())
+    assert (r.status == "pass") == ok, r.reason
+
+
 @pytest.fixture
 def art_wh(wh):
     wh.append([make_page(VG_URL, "Vincent van Gogh", VG_TEXT),
