@@ -117,11 +117,12 @@ def make_prompts(tokenizer, shape: Shape) -> list[list[int]]:
 
 
 def generate(engine, prompts: list[list[int]], shape: Shape, step: int):
-    """Each prompt `group_size` times through the inference engine, all concurrently."""
+    """Each prompt `group_size` times through the inference engine, all concurrently, each
+    to `shape.new_tokens` (a random model's end token would cut them short of the shape)."""
     from training.api import GenerationRequest
 
     requests = [GenerationRequest(prompt_ids=p, max_new_tokens=shape.new_tokens,
-                                  temperature=1.0, seed=1000 * step + i)
+                                  temperature=1.0, seed=1000 * step + i, ignore_eos=True)
                 for g, p in enumerate(prompts) for i in range(g * shape.group_size,
                                                               (g + 1) * shape.group_size)]
     return engine.generate(requests)
