@@ -344,7 +344,7 @@ def _field(cpuinfo: list[str], key: str) -> str:
 
 TYPES = ("bridge", "comparison", "yes/no")
 COLUMNS = ("reward", "EM", "judge", "searches", "pages seen",
-           *(f"{t} reward / EM" for t in TYPES), "questions")
+           *(f"{t} reward / EM" for t in TYPES), "questions", "comparisons: a candidate")
 
 
 def summary(s: Study, arm: str, stage: str) -> dict | None:
@@ -379,6 +379,20 @@ def heldout_lines(s: Study) -> list[str]:
         out.append(f"| {hops} | {b['questions']} | {b['reward_avg@1']:.3f} | "
                    f"{b['searches']:.2f} | {b['pages_seen']:.2f} |")
     return out
+
+
+def option_rate(s: Study, arm: str, stage: str) -> str:
+    """Of the comparisons that name their two candidates, the share answered with one of them,
+    from the eval's trajectories (evals older than the summary's option_rate have it too)."""
+    from training.evaluation.questions import load_questions_jsonl
+    from training.evaluation.scoring import Attempt, chose_an_option
+
+    path = s.eval_dir(arm, stage) / "trajectories.jsonl"
+    qs = {q.question_id: q for q in load_questions_jsonl(s.questions, "eval")}
+    rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    chosen = [c for r in rows if r["question_id"] in qs
+              and (c := chose_an_option(Attempt(r["answer"]), qs[r["question_id"]])) is not None]
+    return f"{sum(chosen) / len(chosen):.2f} (n={len(chosen)})" if chosen else "—"
 
 
 def question_rewards(s: Study, arm: str, stage: str) -> dict[str, float]:
@@ -445,7 +459,8 @@ def table(s: Study, arms: list[str], state: dict) -> str:
             if (stage == "zero") != (arm == "a"):
                 continue
             summ = summary(s, arm, stage)
-            figures = cells(summ) if summ else ["not run"] + [""] * (len(COLUMNS) - 1)
+            figures = cells(summ) + [option_rate(s, arm, stage)] if summ else \
+                ["not run"] + [""] * (len(COLUMNS) - 1)
             lines.append(f"| {arm} ({ARMS[arm]}) | {label} | " + " | ".join(figures) + " |")
     lines += contrast_lines(s, arms) + heldout_lines(s) + rl_lines(s, arms)
     lines += ["", "Arm a is the base model in a run folder beside the recipe's config, so every "

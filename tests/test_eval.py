@@ -42,6 +42,26 @@ def test_avg_and_pass_at_k_by_group():
     assert s["by_hops"]["2"]["questions"] == 2
 
 
+def test_a_comparison_answered_with_one_of_its_candidates_is_counted():
+    from training.evaluation.scoring import chose_an_option
+
+    q = EvalQuestion("c", "Which came out first, Tron or The Million Dollar Duck?",
+                     ("The Million Dollar Duck",), kind="comparison")
+    assert chose_an_option(Attempt("Tron"), q) is True   # wrong, but one of the two
+    assert chose_an_option(Attempt("Million Dollar Duck"), q) is True
+    assert chose_an_option(Attempt("Farrah Fawcett"), q) is False
+    assert chose_an_option(Attempt(None), q) is False
+    yes_no = EvalQuestion("y", "Are Tron and Tarzan both films?", ("yes",), kind="comparison")
+    bridge = EvalQuestion("b", "Who directed Tron or its sequel?", ("Steven Lisberger",),
+                          kind="bridge")
+    assert chose_an_option(Attempt("yes"), yes_no) is None
+    assert chose_an_option(Attempt("Tron"), bridge) is None
+    rows = [{"question_id": str(i), "reward": 0, "em": 0, "f1": 0, "judge": 0, "turns": 1,
+             "tool_calls": 1, "searches": 1, "pages_seen": 1, "answer": "x", "option": o}
+            for i, o in enumerate([True, False, None, True])]
+    assert summarize(rows, 1)["all"]["option_rate"] == round(2 / 3, 4)
+
+
 def test_questions_jsonl(tmp_path):
     f = tmp_path / "q.jsonl"
     f.write_text('{"id": "x", "question": "Q?", "answers": ["A", "a1"]}\n\n'

@@ -152,10 +152,10 @@ class AnswerNotLeaked(QuestionCheck):
 
     def check_one(self, q: QuestionRecord, ctx: CheckContext) -> CheckResult:
         qwords = canonical_tokens(q.question).words
-        options = choice_options(q.question) if q.hop_kind == "comparison" else ()
+        comparison = q.hop_kind == "comparison"
         for ref in references(q.answer, q.answer_aliases):
             words = canonical_tokens(ref).words
-            if yes_or_no(ref) or not words or any(_names(o, ref) for o in options):
+            if yes_or_no(ref) or not words or (comparison and names_an_option(q.question, ref)):
                 continue  # a yes/no answer cannot leak by wording; an option is no leak
             if _contains(qwords, words):
                 return fail(f"answer {ref!r} appears in the question", leaked=ref)
@@ -174,6 +174,11 @@ def choice_options(question: str) -> tuple[str, ...]:
         return head.rpartition(",")[2], tail
     which_of = re.match(r"(?i)which of (.+) and (.+)", q)
     return which_of.groups() if which_of else ()
+
+
+def names_an_option(question: str, answer: str) -> bool:
+    """Whether `answer` is one of the two alternatives `question` sets side by side."""
+    return any(_names(o, answer) for o in choice_options(question))
 
 
 def _names(option: str, ref: str) -> bool:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable
 
 from training.evaluation.policies import Policy, PolicyError
 from training.evaluation.questions import EvalQuestion, type_group
-from training.evaluation.scoring import Attempt, score_attempt, summarize
+from training.evaluation.scoring import Attempt, chose_an_option, score_attempt, summarize
 
 if TYPE_CHECKING:
     from datagen.tools import PageTools
@@ -184,7 +184,7 @@ async def run_eval(questions: list[EvalQuestion], policy: Policy, k: int = 1,
             advance(done[0], total)
         return {"question_id": q.question_id, "sample": i, "band": q.band, "hops": q.hops,
                 "kind": q.kind, "type": type_group(q), "answer_in_support": q.answer_in_support,
-                **asdict(a),
+                "option": chose_an_option(a, q), **asdict(a),
                 **score_attempt(a, q, policy.reward_mode)}
 
     return list(await asyncio.gather(*(one(q, i) for q in questions for i in range(k))))

@@ -1,6 +1,7 @@
 """Scoring `datagen eval`'s attempts: EM and F1 (SQuAD), the verifiers judge, the reward
 training pays; avg@k and pass@k, searches and pages seen per episode, overall and by band,
-hops, type (bridge, comparison, yes/no apart) and answer_in_support."""
+hops, type (bridge, comparison, yes/no apart) and answer_in_support; of the comparisons that
+set two candidates side by side, how often the answer was one of them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from training.evaluation.questions import EvalQuestion
+from training.evaluation.questions import EvalQuestion, type_group
 from training.workflow import answer_reward
 
 SCORES = ("reward", "judge", "em", "f1")
@@ -53,6 +54,17 @@ def score_attempt(attempt: Attempt, q: EvalQuestion, mode: str = "reward") -> di
             "judge": float(is_equivalent(a, gold, aliases, q.question)), "reward": reward}
 
 
+def chose_an_option(attempt: Attempt, q: EvalQuestion) -> bool | None:
+    """For a comparison that names its two candidates ('Who was born first, A or B?'):
+    whether the answer is one of them (a wrong one still is); None for any other question.
+    An agent that answers something else has not understood the question."""
+    from verifiers.checks import choice_options, names_an_option
+
+    if type_group(q) != "comparison" or not choice_options(q.question):
+        return None
+    return attempt.answer is not None and names_an_option(q.question, attempt.answer)
+
+
 def summarize(rows: list[dict], k: int) -> dict:
     """Overall and by band / hops / type / answer_in_support: avg@k and pass@k for every
     score; turns, tool calls, searches and pages seen per episode."""
@@ -83,6 +95,9 @@ def _block(rows: list[dict], k: int) -> dict[str, float]:
     out["pages_seen"] = _mean(r["pages_seen"] for r in rows)
     out["answer_rate"] = _mean(r["answer"] is not None for r in rows)
     out["episodes_failed"] = sum(r.get("error") is not None for r in rows)
+    choices = [r["option"] for r in rows if r.get("option") is not None]
+    if choices:
+        out["option_rate"] = _mean(choices)   # comparisons answered with a candidate named
     return out
 
 
