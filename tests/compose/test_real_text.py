@@ -53,5 +53,6 @@ def test_real_corpus_composes_with_verbatim_evidence(corpus, shared_data, tmp_pa
             assert r["hop_kind"] == "comparison" and len(set(r["source_urls"])) >= 2, r
         else:
             assert is_equivalent(r["evidence"][-1]["quote"], r["answer"]), r
-        rec = warehouse.QuestionRecord(question_id="", question=r["question"], answer=r["answer"])
+        rec = warehouse.QuestionRecord(question_id="", question=r["question"], answer=r["answer"],
+                                       hop_kind=r["hop_kind"])   # a comparison names options
         assert AnswerNotLeaked().check_one(rec, None).status == "pass", r["question"]
